@@ -1,0 +1,135 @@
+// Package stale is the stale command: messages sent but never read.
+//
+//	stale <team> [--to AGENT] [--min N] [--json]
+//
+// It lists the team's messages still unread N minutes (default 10) after
+// they were sent — id, recipient, sender, age, first line — with what is
+// known of the recipient: never spawned, running (pid alive), or exited (with
+// its code). Exit 2 when any exist, 0 when none: built for cron
+// ("stale myteam --min 10 || notify") and for dispatch loops.
+package stale
+
+import (
+	"fmt"
+	"text/tabwriter"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/teamkit/teamkit/pkg/cmd/inbox"
+	"github.com/teamkit/teamkit/pkg/command"
+	"github.com/teamkit/teamkit/pkg/mailbox"
+	"github.com/teamkit/teamkit/pkg/proc"
+)
+
+// App is the stale command.
+var App = command.App{Build: build}
+
+func build(env *command.Env) *cli.App {
+	return &cli.App{
+		Name:      "stale",
+		Usage:     "list messages sent but still unread after N minutes; exit 2 when any",
+		ArgsUsage: "<team>",
+		Description: "<team> defaults to $TEAMKIT_TEAM.\n" +
+			"Exit status: 0 none, 2 stale messages exist, 1 failure, 64 usage error.",
+		Flags: command.Common(
+			&cli.StringFlag{Name: "to", Usage: "only messages to `AGENT`"},
+			&cli.Float64Flag{Name: "min", Value: 10, Usage: "unread for at least `N` minutes"},
+		),
+		Action: func(c *cli.Context) error { return run(c, env) },
+	}
+}
+
+// Row is one stale message as --json prints it: the message fields plus its
+// age and what is known of the recipient.
+type Row struct {
+	mailbox.Message
+	AgeSeconds int64          `json:"age_seconds"`
+	Recipient  string         `json:"recipient"`
+	Agent      *mailbox.Agent `json:"agent"`
+}
+
+func run(c *cli.Context, env *command.Env) error {
+	team, _, rest, err := command.Identity(env, c.Args().Slice(), 1)
+	if err != nil {
+		return err
+	}
+	if len(rest) > 0 {
+		return command.Usagef("unexpected argument %q (usage: stale <team> [--to AGENT] [--min N])", rest[0])
+	}
+	to := c.String("to")
+	if to != "" {
+		if err := command.CheckName("agent", to); err != nil {
+			return err
+		}
+	}
+	mins := c.Float64("min")
+	if mins < 0 {
+		return command.Usagef("--min must be 0 or more")
+	}
+	db, err := command.OpenMailbox(c.Context, c, env)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	now := env.Now()
+	msgs, err := db.Stale(c.Context, team, to, now.Add(-time.Duration(mins*float64(time.Minute))))
+	if err != nil {
+		return err
+	}
+	if c.Bool("json") {
+		for _, m := range msgs {
+			row := Row{Message: m.Message, AgeSeconds: int64(now.Sub(m.CreatedAt).Seconds()), Recipient: Recipient(m.Recipient), Agent: m.Recipient}
+			if err := command.JSON(env.Stdout, row); err != nil {
+				return err
+			}
+		}
+	} else if len(msgs) > 0 {
+		tw := tabwriter.NewWriter(env.Stdout, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "ID\tTO\tFROM\tAGE\tRECIPIENT\tFIRST LINE")
+		for _, m := range msgs {
+			fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\n", m.ID, m.To, m.From, Age(now.Sub(m.CreatedAt)), Recipient(m.Recipient), inbox.FirstLine(m.Body, 60))
+		}
+		if err := tw.Flush(); err != nil {
+			return err
+		}
+	}
+	if len(msgs) > 0 {
+		return command.Condition()
+	}
+	return nil
+}
+
+// Recipient says, in one word plus detail, whether the recipient is slow or
+// dead: never-spawned, running pid=N, exited code=N.
+func Recipient(a *mailbox.Agent) string {
+	if a == nil {
+		return "never-spawned"
+	}
+	switch a.State {
+	case mailbox.StateExited:
+		if a.ExitCode != nil {
+			return fmt.Sprintf("exited code=%d", *a.ExitCode)
+		}
+		return "exited code=unknown"
+	case mailbox.StateFailed:
+		return "failed-to-start"
+	}
+	if proc.Alive(a.PID) {
+		return fmt.Sprintf("running pid=%d", a.PID)
+	}
+	return fmt.Sprintf("exited code=unknown pid=%d", a.PID)
+}
+
+// Age is a short duration: 45s, 12m, 3h05m, 2d04h.
+func Age(d time.Duration) string {
+	switch {
+	case d < time.Minute:
+		return fmt.Sprintf("%ds", int(d.Seconds()))
+	case d < time.Hour:
+		return fmt.Sprintf("%dm", int(d.Minutes()))
+	case d < 24*time.Hour:
+		return fmt.Sprintf("%dh%02dm", int(d.Hours()), int(d.Minutes())%60)
+	}
+	return fmt.Sprintf("%dd%02dh", int(d.Hours())/24, int(d.Hours())%24)
+}

@@ -1,0 +1,80 @@
+package command
+
+import (
+	"strings"
+
+	"github.com/urfave/cli/v2"
+)
+
+// normalize rewrites args so urfave/cli sees every flag before the positional
+// arguments: "stale myteam --min 10" becomes "stale --min 10 -- myteam".
+// urfave/cli v2 stops parsing flags at the first positional argument; users of
+// a POSIX toolkit expect flags anywhere. A "--" written by the user still ends
+// the flags, so a message body may start with "-". When the first positional
+// argument names no subcommand and def is set, def is inserted (inbox's
+// implicit drain).
+func normalize(app *cli.App, def string, args []string) []string {
+	if len(args) == 0 {
+		return args
+	}
+	valued := map[string]bool{} // flag name → takes a value
+	collect := func(fs []cli.Flag) {
+		for _, f := range fs {
+			_, isBool := f.(*cli.BoolFlag)
+			for _, n := range f.Names() {
+				valued[n] = !isBool
+			}
+		}
+	}
+	collect(app.Flags)
+	for _, c := range app.Commands {
+		collect(c.Flags)
+	}
+
+	var flags, pos []string
+	rest := args[1:]
+	for i := 0; i < len(rest); i++ {
+		tok := rest[i]
+		if tok == "--" {
+			pos = append(pos, rest[i+1:]...)
+			break
+		}
+		if len(tok) < 2 || tok[0] != '-' {
+			pos = append(pos, tok)
+			continue
+		}
+		flags = append(flags, tok)
+		name := strings.TrimLeft(tok, "-")
+		if strings.Contains(name, "=") {
+			continue
+		}
+		if valued[name] && i+1 < len(rest) {
+			i++
+			flags = append(flags, rest[i])
+		}
+	}
+
+	out := []string{args[0]}
+	if len(pos) > 0 && app.Command(pos[0]) != nil {
+		out = append(out, pos[0])
+		pos = pos[1:]
+	} else if def != "" && !isHelp(flags) {
+		out = append(out, def)
+	}
+	out = append(out, flags...)
+	if len(pos) > 0 {
+		out = append(out, "--")
+		out = append(out, pos...)
+	}
+	return out
+}
+
+// isHelp keeps "inbox --help" showing the whole command, not drain's help.
+func isHelp(flags []string) bool {
+	for _, f := range flags {
+		if f == "-h" || f == "--help" || f == "-help" {
+			return true
+		}
+	}
+	return false
+}

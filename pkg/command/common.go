@@ -1,0 +1,178 @@
+package command
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/teamkit/teamkit/pkg/mailbox"
+	"github.com/teamkit/teamkit/pkg/names"
+)
+
+// Flags every command takes.
+var (
+	DBFlag   = &cli.StringFlag{Name: "db", Usage: "mailbox database `PATH` (default $TEAMKIT_DB, else $XDG_STATE_HOME/teamkit/teamkit.db)"}
+	JSONFlag = &cli.BoolFlag{Name: "json", Usage: "print JSON, one object per line"}
+)
+
+// Common returns flags with --db and --json appended.
+func Common(flags ...cli.Flag) []cli.Flag {
+	return append(flags, DBFlag, JSONFlag)
+}
+
+// DBPath is the mailbox the command uses: --db, then TEAMKIT_DB, then the XDG
+// state directory. explicit reports whether the user chose it (a chosen
+// path's directory must exist; the default one is created).
+func DBPath(c *cli.Context, env *Env) (path string, explicit bool) {
+	if p := c.String("db"); p != "" {
+		return p, true
+	}
+	if p := env.Getenv("TEAMKIT_DB"); p != "" {
+		return p, true
+	}
+	return filepath.Join(StateHome(env), "teamkit", "teamkit.db"), false
+}
+
+// StateHome is $XDG_STATE_HOME, or ~/.local/state when unset.
+func StateHome(env *Env) string {
+	if d := env.Getenv("XDG_STATE_HOME"); d != "" {
+		return d
+	}
+	return filepath.Join(env.Getenv("HOME"), ".local", "state")
+}
+
+// OpenMailbox opens (creating and migrating if needed) the command's mailbox.
+func OpenMailbox(ctx context.Context, c *cli.Context, env *Env) (*mailbox.DB, error) {
+	path, explicit := DBPath(c, env)
+	opts := mailbox.Options{Now: env.Now, CreateDir: !explicit}
+	if s := env.Getenv("TEAMKIT_BUSY_TIMEOUT"); s != "" {
+		d, err := time.ParseDuration(s)
+		if err != nil || d < 0 {
+			return nil, Usagef("TEAMKIT_BUSY_TIMEOUT=%q: want a duration such as 5s", s)
+		}
+		opts.BusyTimeout = d
+	}
+	return mailbox.Open(ctx, path, opts)
+}
+
+// Identity resolves the optional leading <team> [<name>] positionals: given
+// want (1 for <team>, 2 for <team> <name>) and the positionals present, the
+// missing leading ones come from TEAMKIT_TEAM and TEAMKIT_AGENT, the way an
+// agent started by spawn writes "inbox" or "ready mark". It returns the
+// identity and the positionals left over.
+func Identity(env *Env, args []string, want int) (team, name string, rest []string, err error) {
+	have := args
+	if len(have) > want {
+		have, rest = args[:want], args[want:]
+	}
+	vals := make([]string, want)
+	missing := want - len(have)
+	fromEnv := []string{env.Getenv("TEAMKIT_TEAM"), env.Getenv("TEAMKIT_AGENT")}
+	envName := []string{"TEAMKIT_TEAM", "TEAMKIT_AGENT"}
+	kinds := []string{"team", "agent"}
+	for i := 0; i < want; i++ {
+		if i < missing {
+			if fromEnv[i] == "" {
+				return "", "", nil, Usagef("missing <%s> (give it, or set %s)", kinds[i], envName[i])
+			}
+			vals[i] = fromEnv[i]
+		} else {
+			vals[i] = have[i-missing]
+		}
+		if err := names.Check(kinds[i], vals[i]); err != nil {
+			return "", "", nil, &Error{Code: ExitUsage, Err: err}
+		}
+	}
+	team = vals[0]
+	if want > 1 {
+		name = vals[1]
+	}
+	return team, name, rest, nil
+}
+
+// CheckName validates one name for a usage error.
+func CheckName(kind, s string) error {
+	if err := names.Check(kind, s); err != nil {
+		return &Error{Code: ExitUsage, Err: err}
+	}
+	return nil
+}
+
+// JSON writes v as one line of JSON, HTML characters unescaped.
+func JSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	return enc.Encode(v)
+}
+
+// KV writes one "key=value key=value" line; values that need it are quoted
+// the Go way so the line stays one line and splits on spaces.
+func KV(w io.Writer, kv ...string) error {
+	var b strings.Builder
+	for i := 0; i+1 < len(kv); i += 2 {
+		if i > 0 {
+			b.WriteByte(' ')
+		}
+		b.WriteString(kv[i])
+		b.WriteByte('=')
+		b.WriteString(QuoteValue(kv[i+1]))
+	}
+	b.WriteByte('\n')
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// QuoteValue quotes v when it is empty or holds spaces, quotes, '=' or
+// anything unprintable.
+func QuoteValue(v string) string {
+	if v == "" {
+		return `""`
+	}
+	for _, r := range v {
+		if r <= ' ' || r == '"' || r == '\'' || r == '=' || r == '\\' || r == 0x7f || !strconv.IsPrint(r) {
+			return strconv.Quote(v)
+		}
+	}
+	return v
+}
+
+// FormatTime is how every command prints a time: RFC 3339, UTC.
+func FormatTime(t time.Time) string {
+	if t.IsZero() {
+		return ""
+	}
+	return t.UTC().Format(time.RFC3339)
+}
+
+// Progress draws "label 12s" on stderr while a long wait runs, when stderr is
+// a terminal; stop erases it. On a pipe or file it is silent.
+func Progress(env *Env, label string) (stop func()) {
+	if !env.StderrTTY {
+		return func() {}
+	}
+	start := env.Now()
+	done := make(chan struct{})
+	finished := make(chan struct{})
+	go func() {
+		defer close(finished)
+		t := time.NewTicker(time.Second)
+		defer t.Stop()
+		for {
+			fmt.Fprintf(env.Stderr, "\r%s %ds ", label, int(env.Now().Sub(start).Seconds()))
+			select {
+			case <-done:
+				fmt.Fprint(env.Stderr, "\r\033[K")
+				return
+			case <-t.C:
+			}
+		}
+	}()
+	return func() { close(done); <-finished }
+}

@@ -1,0 +1,131 @@
+package mailbox
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+)
+
+// Agent states, as spawn and the run supervisor record them.
+const (
+	StateStarting = "starting" // recorded, process not yet up
+	StateRunning  = "running"  // process up, not (yet) confirmed ready
+	StateReady    = "ready"    // this run's ready mark was observed
+	StateExited   = "exited"   // process ended; ExitCode says how
+	StateFailed   = "failed"   // the launch itself failed
+)
+
+// Agent is the latest launch of one agent. The JSON names are the contract.
+type Agent struct {
+	Team      string    `json:"team"`
+	Name      string    `json:"name"`
+	Type      string    `json:"type"`
+	Run       string    `json:"run"`
+	PID       int       `json:"pid"`
+	State     string    `json:"state"`
+	ExitCode  *int      `json:"exit_code"`
+	Log       string    `json:"log"`
+	Issue     string    `json:"issue"`
+	Task      string    `json:"task"`
+	Workdir   string    `json:"workdir"`
+	CreatedAt time.Time `json:"created_at"`
+	UpdatedAt time.Time `json:"updated_at"`
+}
+
+var agentFields = []string{"team", "name", "type", "run", "pid", "state", "exit_code", "log", "issue", "task", "workdir", "created_at", "updated_at"}
+
+func agentColsAs(alias string) string {
+	cols := make([]string, len(agentFields))
+	for i, f := range agentFields {
+		cols[i] = alias + "." + f
+	}
+	return strings.Join(cols, ", ")
+}
+
+// nullAgent scans an agent that may be absent (a LEFT JOIN).
+type nullAgent struct {
+	team, name, typ, run, state, log, issue, task, workdir sql.NullString
+	pid, exit, created, updated                            sql.NullInt64
+}
+
+func (n *nullAgent) dest() []any {
+	return []any{&n.team, &n.name, &n.typ, &n.run, &n.pid, &n.state, &n.exit, &n.log, &n.issue, &n.task, &n.workdir, &n.created, &n.updated}
+}
+
+func (n *nullAgent) agent() *Agent {
+	if !n.name.Valid {
+		return nil
+	}
+	a := &Agent{Team: n.team.String, Name: n.name.String, Type: n.typ.String, Run: n.run.String,
+		PID: int(n.pid.Int64), State: n.state.String, Log: n.log.String, Issue: n.issue.String,
+		Task: n.task.String, Workdir: n.workdir.String, CreatedAt: fromNanos(n.created), UpdatedAt: fromNanos(n.updated)}
+	if n.exit.Valid {
+		c := int(n.exit.Int64)
+		a.ExitCode = &c
+	}
+	return a
+}
+
+// RecordLaunch stores a as the agent's latest launch, replacing the last one.
+func (d *DB) RecordLaunch(ctx context.Context, a Agent) error {
+	now := nanos(d.now())
+	_, err := d.db.ExecContext(ctx,
+		`INSERT INTO agents (team, name, type, task, issue, workdir, run, pid, state, exit_code, log, created_at, updated_at)
+		 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, ?, ?, ?)
+		 ON CONFLICT (team, name) DO UPDATE SET
+		   type = excluded.type, task = excluded.task, issue = excluded.issue, workdir = excluded.workdir,
+		   run = excluded.run, pid = excluded.pid, state = excluded.state, exit_code = NULL,
+		   log = excluded.log, updated_at = excluded.updated_at`,
+		a.Team, a.Name, a.Type, a.Task, a.Issue, a.Workdir, a.Run, a.PID, a.State, a.Log, now, now)
+	return d.fail("record agent", err)
+}
+
+// SetAgentState updates the state (and pid when pid > 0, exit code when
+// code != nil) of the agent's launch run. A write for an older run is
+// ignored, so a late supervisor can't overwrite a newer launch.
+func (d *DB) SetAgentState(ctx context.Context, team, name, run, state string, pid int, code *int) error {
+	var exit any
+	if code != nil {
+		exit = *code
+	}
+	_, err := d.db.ExecContext(ctx,
+		`UPDATE agents SET state = ?, pid = CASE WHEN ? > 0 THEN ? ELSE pid END,
+		   exit_code = COALESCE(?, exit_code), updated_at = ?
+		 WHERE team = ? AND name = ? AND run = ?`,
+		state, pid, pid, exit, nanos(d.now()), team, name, run)
+	return d.fail("update agent", err)
+}
+
+// Agent returns the agent's latest launch; ErrNotFound if never spawned.
+func (d *DB) Agent(ctx context.Context, team, name string) (Agent, error) {
+	var n nullAgent
+	err := d.db.QueryRowContext(ctx, `SELECT `+agentColsAs("a")+` FROM agents a WHERE team = ? AND name = ?`, team, name).Scan(n.dest()...)
+	if errors.Is(err, sql.ErrNoRows) {
+		return Agent{}, d.fail("read agent", fmt.Errorf("agent %s/%s: %w", team, name, ErrNotFound))
+	}
+	if err != nil {
+		return Agent{}, d.fail("read agent", err)
+	}
+	return *n.agent(), nil
+}
+
+// Agents returns every agent of team, by name.
+func (d *DB) Agents(ctx context.Context, team string) ([]Agent, error) {
+	rows, err := d.db.QueryContext(ctx, `SELECT `+agentColsAs("a")+` FROM agents a WHERE team = ? ORDER BY name`, team)
+	if err != nil {
+		return nil, d.fail("list agents", err)
+	}
+	defer rows.Close()
+	var out []Agent
+	for rows.Next() {
+		var n nullAgent
+		if err := rows.Scan(n.dest()...); err != nil {
+			return nil, d.fail("list agents", err)
+		}
+		out = append(out, *n.agent())
+	}
+	return out, d.fail("list agents", rows.Err())
+}

@@ -1,0 +1,255 @@
+package mailbox
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+	"unicode/utf8"
+)
+
+// MaxBody is the largest message body accepted (16 MiB): far above any task
+// or reply, well below SQLite's limits.
+const MaxBody = 16 << 20
+
+// Validation failures of a message; the caller's input is wrong.
+var (
+	ErrEmptyBody   = errors.New("message body is empty")
+	ErrBodyTooBig  = fmt.Errorf("message body is larger than %d bytes", MaxBody)
+	ErrBodyNotUTF8 = errors.New("message body is not valid UTF-8")
+)
+
+// Message is one mailbox message. Field names are the JSON contract.
+type Message struct {
+	ID        int64     `json:"id"`
+	Team      string    `json:"team"`
+	From      string    `json:"from"`
+	To        string    `json:"to"`
+	Subject   string    `json:"subject"`
+	Body      string    `json:"body"`
+	ReplyTo   int64     `json:"reply_to"`
+	CreatedAt time.Time `json:"created_at"`
+	ReadAt    time.Time `json:"read_at"`
+}
+
+// MarshalJSON writes every contract field, null where a reply_to or read_at
+// is absent, times in RFC 3339 UTC.
+func (m Message) MarshalJSON() ([]byte, error) {
+	type wire struct {
+		ID        int64      `json:"id"`
+		Team      string     `json:"team"`
+		From      string     `json:"from"`
+		To        string     `json:"to"`
+		Subject   string     `json:"subject"`
+		Body      string     `json:"body"`
+		ReplyTo   *int64     `json:"reply_to"`
+		CreatedAt time.Time  `json:"created_at"`
+		ReadAt    *time.Time `json:"read_at"`
+	}
+	w := wire{ID: m.ID, Team: m.Team, From: m.From, To: m.To, Subject: m.Subject, Body: m.Body, CreatedAt: m.CreatedAt.UTC()}
+	if m.ReplyTo != 0 {
+		w.ReplyTo = &m.ReplyTo
+	}
+	if !m.ReadAt.IsZero() {
+		r := m.ReadAt.UTC()
+		w.ReadAt = &r
+	}
+	return marshalNoEscape(w)
+}
+
+// CheckBody refuses a body that could not round-trip exactly: bodies are
+// stored and printed as text (JSON included), so invalid UTF-8 would be
+// mangled on the way out. Refusing it is the only way not to mangle it.
+func CheckBody(body string) error {
+	switch {
+	case body == "":
+		return ErrEmptyBody
+	case len(body) > MaxBody:
+		return ErrBodyTooBig
+	case !utf8.ValidString(body):
+		return ErrBodyNotUTF8
+	case strings.IndexByte(body, 0) >= 0:
+		return fmt.Errorf("%w (it holds a NUL byte)", ErrBodyNotUTF8)
+	}
+	return nil
+}
+
+// Send stores m and returns it with its id and time set.
+func (d *DB) Send(ctx context.Context, m Message) (Message, error) {
+	if err := CheckBody(m.Body); err != nil {
+		return Message{}, err
+	}
+	m.CreatedAt = d.now().UTC()
+	var replyTo any
+	if m.ReplyTo != 0 {
+		replyTo = m.ReplyTo
+	}
+	err := d.db.QueryRowContext(ctx,
+		`INSERT INTO messages (team, sender, recipient, subject, body, reply_to, created_at)
+		 VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING id`,
+		m.Team, m.From, m.To, m.Subject, m.Body, replyTo, nanos(m.CreatedAt)).Scan(&m.ID)
+	if err != nil {
+		return Message{}, d.fail("send message", err)
+	}
+	return m, nil
+}
+
+const messageCols = `id, team, sender, recipient, subject, body, reply_to, created_at, read_at`
+
+type rowScanner interface{ Scan(...any) error }
+
+func scanMessage(r rowScanner) (Message, error) {
+	var m Message
+	var replyTo, created, read sql.NullInt64
+	if err := r.Scan(&m.ID, &m.Team, &m.From, &m.To, &m.Subject, &m.Body, &replyTo, &created, &read); err != nil {
+		return m, err
+	}
+	m.ReplyTo = replyTo.Int64
+	m.CreatedAt = fromNanos(created)
+	m.ReadAt = fromNanos(read)
+	return m, nil
+}
+
+func queryMessages(ctx context.Context, q interface {
+	QueryContext(context.Context, string, ...any) (*sql.Rows, error)
+}, query string, args ...any) ([]Message, error) {
+	rows, err := q.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []Message
+	for rows.Next() {
+		m, err := scanMessage(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, m)
+	}
+	return out, rows.Err()
+}
+
+func limitClause(limit int) string {
+	if limit <= 0 {
+		return ""
+	}
+	return fmt.Sprintf(" LIMIT %d", limit)
+}
+
+// Drain hands the unread messages for team/to, oldest first (at most limit;
+// 0 means all), to deliver and then marks exactly those read, all in one
+// write transaction. deliver runs before the read mark commits: if it fails,
+// or the process dies, the messages stay unread and are delivered again — a
+// crash can repeat a message but never lose one. Because the transaction
+// holds the write lock from its first read, two drains of one inbox never
+// both get the same message.
+func (d *DB) Drain(ctx context.Context, team, to string, limit int, deliver func([]Message) error) ([]Message, error) {
+	var msgs []Message
+	err := d.inTx(ctx, "drain inbox", func(tx *sql.Tx) error {
+		var err error
+		msgs, err = queryMessages(ctx, tx,
+			`SELECT `+messageCols+` FROM messages
+			 WHERE team = ? AND recipient = ? AND read_at IS NULL
+			 ORDER BY id`+limitClause(limit), team, to)
+		if err != nil || len(msgs) == 0 {
+			return err
+		}
+		if err := deliver(msgs); err != nil {
+			return err
+		}
+		now := d.now().UTC()
+		// Every unread id up to the last one delivered was delivered: the
+		// select was ordered by id and nobody can write while we hold the lock.
+		_, err = tx.ExecContext(ctx,
+			`UPDATE messages SET read_at = ?
+			 WHERE team = ? AND recipient = ? AND read_at IS NULL AND id <= ?`,
+			nanos(now), team, to, msgs[len(msgs)-1].ID)
+		for i := range msgs {
+			msgs[i].ReadAt = now
+		}
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return msgs, nil
+}
+
+// Peek returns the unread messages for team/to without marking them.
+func (d *DB) Peek(ctx context.Context, team, to string, limit int) ([]Message, error) {
+	msgs, err := queryMessages(ctx, d.db,
+		`SELECT `+messageCols+` FROM messages
+		 WHERE team = ? AND recipient = ? AND read_at IS NULL
+		 ORDER BY id`+limitClause(limit), team, to)
+	return msgs, d.fail("peek inbox", err)
+}
+
+// List returns a team's messages, oldest first: unread ones, or all with all
+// set; to == "" means every recipient.
+func (d *DB) List(ctx context.Context, team, to string, all bool) ([]Message, error) {
+	q := `SELECT ` + messageCols + ` FROM messages WHERE team = ?`
+	args := []any{team}
+	if to != "" {
+		q += ` AND recipient = ?`
+		args = append(args, to)
+	}
+	if !all {
+		q += ` AND read_at IS NULL`
+	}
+	msgs, err := queryMessages(ctx, d.db, q+` ORDER BY id`, args...)
+	return msgs, d.fail("list messages", err)
+}
+
+// Message returns one message by id.
+func (d *DB) Message(ctx context.Context, id int64) (Message, error) {
+	m, err := scanMessage(d.db.QueryRowContext(ctx, `SELECT `+messageCols+` FROM messages WHERE id = ?`, id))
+	if errors.Is(err, sql.ErrNoRows) {
+		err = fmt.Errorf("message %d: %w", id, ErrNotFound)
+	}
+	return m, d.fail("read message", err)
+}
+
+// StaleMessage is an unread message past its cut-off, with what is known of
+// its recipient.
+type StaleMessage struct {
+	Message
+	// Recipient is the recipient's agent record; zero when never spawned.
+	Recipient *Agent `json:"-"`
+}
+
+// Stale returns team's messages (for one recipient when to != "") still
+// unread and created at or before cutoff, oldest first. Served by the partial
+// unread indexes: the cost follows the number of unread messages, not the
+// size of the mailbox.
+func (d *DB) Stale(ctx context.Context, team, to string, cutoff time.Time) ([]StaleMessage, error) {
+	q := `SELECT m.id, m.team, m.sender, m.recipient, m.subject, substr(m.body, 1, 512), m.reply_to, m.created_at, m.read_at,
+	             ` + agentColsAs("a") + `
+	      FROM messages m LEFT JOIN agents a ON a.team = m.team AND a.name = m.recipient
+	      WHERE m.team = ? AND m.read_at IS NULL AND m.created_at <= ?`
+	args := []any{team, nanos(cutoff)}
+	if to != "" {
+		q += ` AND m.recipient = ?`
+		args = append(args, to)
+	}
+	rows, err := d.db.QueryContext(ctx, q+` ORDER BY m.id`, args...)
+	if err != nil {
+		return nil, d.fail("find stale messages", err)
+	}
+	defer rows.Close()
+	var out []StaleMessage
+	for rows.Next() {
+		var s StaleMessage
+		var replyTo, created, read sql.NullInt64
+		var ag nullAgent
+		dest := append([]any{&s.ID, &s.Team, &s.From, &s.To, &s.Subject, &s.Body, &replyTo, &created, &read}, ag.dest()...)
+		if err := rows.Scan(dest...); err != nil {
+			return nil, d.fail("find stale messages", err)
+		}
+		s.ReplyTo, s.CreatedAt = replyTo.Int64, fromNanos(created)
+		s.Recipient = ag.agent()
+		out = append(out, s)
+	}
+	return out, d.fail("find stale messages", rows.Err())
+}

@@ -1,0 +1,62 @@
+package mailbox
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"time"
+)
+
+// ReadyMark is an agent's readiness sentinel.
+type ReadyMark struct {
+	Team       string    `json:"team"`
+	Name       string    `json:"name"`
+	Run        string    `json:"run"`
+	MarkedAt   time.Time `json:"marked_at"`
+	ConsumedAt time.Time `json:"consumed_at,omitzero"`
+}
+
+// MarkReady sets the agent's mark for run, replacing any earlier one.
+func (d *DB) MarkReady(ctx context.Context, team, name, run string) error {
+	_, err := d.db.ExecContext(ctx,
+		`INSERT INTO ready (team, name, run, marked_at, consumed_at) VALUES (?, ?, ?, ?, NULL)
+		 ON CONFLICT (team, name) DO UPDATE SET run = excluded.run, marked_at = excluded.marked_at, consumed_at = NULL`,
+		team, name, run, nanos(d.now()))
+	return d.fail("mark ready", err)
+}
+
+// ClearReady removes the agent's mark, whatever run made it.
+func (d *DB) ClearReady(ctx context.Context, team, name string) error {
+	_, err := d.db.ExecContext(ctx, `DELETE FROM ready WHERE team = ? AND name = ?`, team, name)
+	return d.fail("clear ready mark", err)
+}
+
+// Ready returns the agent's mark; ok is false when there is none.
+func (d *DB) Ready(ctx context.Context, team, name string) (m ReadyMark, ok bool, err error) {
+	var consumed, marked sql.NullInt64
+	err = d.db.QueryRowContext(ctx,
+		`SELECT team, name, run, marked_at, consumed_at FROM ready WHERE team = ? AND name = ?`,
+		team, name).Scan(&m.Team, &m.Name, &m.Run, &marked, &consumed)
+	if errors.Is(err, sql.ErrNoRows) {
+		return ReadyMark{}, false, nil
+	}
+	if err != nil {
+		return ReadyMark{}, false, d.fail("check ready mark", err)
+	}
+	m.MarkedAt, m.ConsumedAt = fromNanos(marked), fromNanos(consumed)
+	return m, true, nil
+}
+
+// ConsumeReady claims the fresh mark of run: it reports true once, for the
+// first caller that sees the mark, and sets consumed_at so the same mark can
+// never again pass for a new signal.
+func (d *DB) ConsumeReady(ctx context.Context, team, name, run string) (bool, error) {
+	res, err := d.db.ExecContext(ctx,
+		`UPDATE ready SET consumed_at = ? WHERE team = ? AND name = ? AND run = ? AND consumed_at IS NULL`,
+		nanos(d.now()), team, name, run)
+	if err != nil {
+		return false, d.fail("consume ready mark", err)
+	}
+	n, err := res.RowsAffected()
+	return n == 1, d.fail("consume ready mark", err)
+}

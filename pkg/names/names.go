@@ -1,0 +1,35 @@
+// Package names validates the team, agent and type names that teamkit turns
+// into file paths, database keys, tmux targets and environment values. A name
+// is checked before it reaches any of those, so a hostile or mistyped name is
+// refused with one clear line instead of escaping a directory or a shell.
+package names
+
+import (
+	"errors"
+	"fmt"
+	"regexp"
+)
+
+// Pattern is the whole grammar of a name, as the README documents it.
+const Pattern = `[A-Za-z0-9][A-Za-z0-9._-]{0,63}`
+
+var valid = regexp.MustCompile(`^` + Pattern + `$`)
+
+// ErrInvalid is wrapped by every error Check returns.
+var ErrInvalid = errors.New("invalid name")
+
+// Check reports whether s is a valid name; kind ("team", "agent", "type")
+// only shapes the message.
+func Check(kind, s string) error {
+	if valid.MatchString(s) {
+		return nil
+	}
+	why := "must match " + Pattern
+	switch {
+	case s == "":
+		why = "is empty"
+	case len(s) > 64:
+		why = fmt.Sprintf("is %d bytes long; at most 64 allowed", len(s))
+	}
+	return fmt.Errorf("%w: %s name %q %s", ErrInvalid, kind, s, why)
+}
