@@ -1,0 +1,396 @@
+// Package agenttype reads agent types: the type.conf that says how to launch
+// an agent CLI and deliver its briefing, and the template.md the briefing is
+// rendered from. It finds a type by name on the types path (user directories
+// first, then the types built into the binary), parses type.conf strictly so a
+// typo is reported with its file and line instead of silently changing how an
+// agent starts, and turns the configured command into an argv without ever
+// involving a shell.
+package agenttype
+
+import (
+	"errors"
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// ErrMalformed is wrapped by every error Parse returns for a bad type.conf.
+var ErrMalformed = errors.New("malformed type.conf")
+
+// ParseError says what is wrong with one line of a type.conf (Line is 0 when
+// the problem is the file as a whole, such as a missing command).
+type ParseError struct {
+	File     string
+	Line     int
+	Problem  string
+	Expected string
+}
+
+func (e *ParseError) Error() string {
+	if e.Line == 0 {
+		return e.File + ": " + e.Problem
+	}
+	msg := fmt.Sprintf("%s:%d: %s", e.File, e.Line, e.Problem)
+	if e.Expected != "" {
+		msg += "; expected " + e.Expected
+	}
+	return msg
+}
+
+// Unwrap lets errors.Is(err, ErrMalformed) hold for every parse error.
+func (e *ParseError) Unwrap() error { return ErrMalformed }
+
+// Launch is how spawn starts the agent process.
+type Launch string
+
+// The launch modes type.conf accepts.
+const (
+	LaunchBackground Launch = "background"
+	LaunchTmux       Launch = "tmux"
+	LaunchForeground Launch = "foreground"
+)
+
+// Boot is how the briefing reaches the agent.
+type Boot string
+
+// The boot modes type.conf accepts.
+const (
+	BootArgv  Boot = "argv"
+	BootFile  Boot = "file"
+	BootStdin Boot = "stdin"
+)
+
+// Handshake is what spawn waits for before it reports the agent as up.
+type Handshake string
+
+// The handshakes type.conf accepts. HandshakeNone is the absence of the key:
+// spawn must not wait, because a type that never marks would hang it.
+const (
+	HandshakeNone  Handshake = ""
+	HandshakeActAs Handshake = "actas"
+)
+
+// MaxReadyTimeout bounds ready_timeout: a handshake that takes longer than a
+// day is a misconfiguration, and the bound keeps the duration from overflowing.
+const MaxReadyTimeout = 24 * time.Hour
+
+// EnvVar is one env.NAME entry, in file order.
+type EnvVar struct {
+	Name  string
+	Value string
+}
+
+// Conf is a parsed type.conf.
+type Conf struct {
+	// Command is the agent's argv before placeholder substitution; Argv
+	// fills the placeholders in.
+	Command   []string
+	Launch    Launch
+	Boot      Boot
+	Monitor   bool
+	Handshake Handshake
+	// ReadyTimeout is 0 when type.conf does not set ready_timeout; spawn
+	// then uses its own default.
+	ReadyTimeout time.Duration
+	// Env is added to the agent's inherited environment, in file order.
+	Env []EnvVar
+	// UnsetEnv is removed from the agent's inherited environment.
+	UnsetEnv []string
+}
+
+var (
+	envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+
+	// spawn sets these to tell the agent who it is; a type that overrode or
+	// removed them would launch an agent that marks and drains as someone else.
+	reservedEnv = map[string]bool{
+		"TEAMKIT_DB": true, "TEAMKIT_TEAM": true, "TEAMKIT_AGENT": true,
+		"TEAMKIT_RUN": true, "TEAMKIT_ISSUE": true,
+	}
+
+	placeholderNames = []string{"prompt", "prompt_file", "name", "team", "workdir", "typedir"}
+)
+
+const knownKeys = "one of command, launch, boot, monitor, handshake, ready_timeout, env.NAME, unset_env"
+
+// Parse reads a type.conf. file names it in error messages. The format is
+// key=value lines; blank lines and lines whose first non-blank character is
+// # are ignored, and blanks around keys and values are trimmed. Every problem
+// is reported as "<file>:<line>: <problem>; expected <what>", wrapping
+// ErrMalformed.
+func Parse(file string, data []byte) (Conf, error) {
+	c := Conf{Launch: LaunchBackground, Boot: BootArgv}
+	seen := map[string]int{}
+	envLine := map[string]int{}
+	commandLine := 0
+	fail := func(line int, problem, expected string) (Conf, error) {
+		return Conf{}, &ParseError{File: file, Line: line, Problem: problem, Expected: expected}
+	}
+
+	for i, raw := range strings.Split(string(data), "\n") {
+		n := i + 1
+		line := strings.TrimSpace(raw)
+		if line == "" || line[0] == '#' {
+			continue
+		}
+		if strings.IndexByte(line, 0) >= 0 {
+			return fail(n, "line contains a NUL byte", "text")
+		}
+		key, value, ok := strings.Cut(line, "=")
+		if !ok {
+			return fail(n, fmt.Sprintf("line %q has no \"=\"", line), "key=value or a # comment")
+		}
+		key, value = strings.TrimSpace(key), strings.TrimSpace(value)
+		if key == "" {
+			return fail(n, "empty key before \"=\"", "key=value")
+		}
+		if first, dup := seen[key]; dup {
+			return fail(n, fmt.Sprintf("duplicate key %q (first set on line %d)", key, first), "each key at most once")
+		}
+		seen[key] = n
+
+		switch key {
+		case "command":
+			words, err := SplitWords(value)
+			if err != nil {
+				return fail(n, "command: "+err.Error(), "shell-like words with balanced quotes")
+			}
+			if len(words) == 0 || words[0] == "" {
+				return fail(n, "command is empty", "the agent's program and its arguments")
+			}
+			for _, w := range words {
+				if bad := unknownPlaceholder(w); bad != "" {
+					return fail(n, fmt.Sprintf("command uses unknown placeholder {%s}", bad),
+						"one of {"+strings.Join(placeholderNames, "}, {")+"}")
+				}
+			}
+			c.Command, commandLine = words, n
+		case "launch":
+			switch l := Launch(value); l {
+			case LaunchBackground, LaunchTmux, LaunchForeground:
+				c.Launch = l
+			default:
+				return fail(n, fmt.Sprintf("launch=%q", value), "background, tmux or foreground")
+			}
+		case "boot":
+			switch b := Boot(value); b {
+			case BootArgv, BootFile, BootStdin:
+				c.Boot = b
+			default:
+				return fail(n, fmt.Sprintf("boot=%q", value), "argv, file or stdin")
+			}
+		case "monitor":
+			switch value {
+			case "yes":
+				c.Monitor = true
+			case "no":
+				c.Monitor = false
+			default:
+				return fail(n, fmt.Sprintf("monitor=%q", value), "yes or no")
+			}
+		case "handshake":
+			if Handshake(value) != HandshakeActAs {
+				return fail(n, fmt.Sprintf("handshake=%q", value), "actas (or no handshake line at all)")
+			}
+			c.Handshake = HandshakeActAs
+		case "ready_timeout":
+			secs, err := strconv.ParseUint(value, 10, 32)
+			maxSecs := uint64(MaxReadyTimeout / time.Second)
+			if err != nil || secs == 0 || secs > maxSecs {
+				return fail(n, fmt.Sprintf("ready_timeout=%q", value),
+					fmt.Sprintf("a whole number of seconds from 1 to %d", maxSecs))
+			}
+			c.ReadyTimeout = time.Duration(secs) * time.Second
+		case "unset_env":
+			names := strings.Fields(value)
+			if len(names) == 0 {
+				return fail(n, "unset_env is empty", "space-separated environment variable names")
+			}
+			for _, name := range names {
+				if err := checkEnvName(name); err != "" {
+					return fail(n, "unset_env: "+err, "space-separated environment variable names")
+				}
+			}
+			c.UnsetEnv = names
+		default:
+			name, isEnv := strings.CutPrefix(key, "env.")
+			if !isEnv {
+				return fail(n, fmt.Sprintf("unknown key %q", key), knownKeys)
+			}
+			if err := checkEnvName(name); err != "" {
+				return fail(n, "env."+name+": "+err, "env.NAME=value with NAME like [A-Za-z_][A-Za-z0-9_]*")
+			}
+			c.Env = append(c.Env, EnvVar{Name: name, Value: value})
+			envLine[name] = n
+		}
+	}
+
+	if commandLine == 0 {
+		return Conf{}, &ParseError{File: file, Problem: `missing required key "command"`}
+	}
+	for _, name := range c.UnsetEnv {
+		if n, set := envLine[name]; set {
+			return fail(n, fmt.Sprintf("env.%s is also listed in unset_env (line %d)", name, seen["unset_env"]),
+				"a variable to be either set or unset, not both")
+		}
+	}
+	usesPrompt, usesFile := c.uses("prompt"), c.uses("prompt_file")
+	switch {
+	case c.Boot == BootArgv && !usesPrompt:
+		return fail(commandLine, "boot=argv but no argument of command contains {prompt}",
+			"{prompt} in the argument that carries the briefing")
+	case c.Boot == BootFile && !usesFile:
+		return fail(commandLine, "boot=file but no argument of command contains {prompt_file}",
+			"{prompt_file} in the argument that names the briefing file")
+	case c.Boot == BootStdin && usesPrompt:
+		return fail(commandLine, "boot=stdin but command also passes {prompt} as an argument",
+			"the briefing on stdin only, with no {prompt} in command")
+	}
+	return c, nil
+}
+
+// checkEnvName returns why name cannot be an environment variable for the
+// agent, or "" when it can.
+func checkEnvName(name string) string {
+	switch {
+	case !envName.MatchString(name):
+		return fmt.Sprintf("%q is not a valid environment variable name", name)
+	case reservedEnv[name]:
+		return fmt.Sprintf("%s is set by spawn to give the agent its identity", name)
+	}
+	return ""
+}
+
+func (c Conf) uses(placeholder string) bool {
+	for _, w := range c.Command {
+		found := false
+		forEachPlaceholder(w, func(_, _ int, name string) {
+			found = found || name == placeholder
+		})
+		if found {
+			return true
+		}
+	}
+	return false
+}
+
+// unknownPlaceholder returns the first {word} in w that is not a known
+// placeholder, or "".
+func unknownPlaceholder(w string) string {
+	bad := ""
+	forEachPlaceholder(w, func(_, _ int, name string) {
+		if bad == "" && !isPlaceholder(name) {
+			bad = name
+		}
+	})
+	return bad
+}
+
+func isPlaceholder(name string) bool {
+	for _, p := range placeholderNames {
+		if p == name {
+			return true
+		}
+	}
+	return false
+}
+
+// forEachPlaceholder calls f for every {word} in s whose word is one or more
+// of [a-z_], with the byte range of the whole token. Any other brace — JSON,
+// {Upper}, {} — is not a placeholder and is left for the agent to see.
+func forEachPlaceholder(s string, f func(start, end int, name string)) {
+	for i := 0; i < len(s); i++ {
+		if s[i] != '{' {
+			continue
+		}
+		j := i + 1
+		for j < len(s) && (s[j] >= 'a' && s[j] <= 'z' || s[j] == '_') {
+			j++
+		}
+		if j > i+1 && j < len(s) && s[j] == '}' {
+			f(i, j+1, s[i+1:j])
+			i = j
+		}
+	}
+}
+
+// Vars are the values substituted for the placeholders of a command.
+type Vars struct {
+	Prompt     string // {prompt}: the whole briefing
+	PromptFile string // {prompt_file}: the path of a file holding the briefing
+	Name       string // {name}
+	Team       string // {team}
+	Workdir    string // {workdir}
+	TypeDir    string // {typedir}: the directory holding the type's files
+}
+
+func (v Vars) lookup(name string) string {
+	switch name {
+	case "prompt":
+		return v.Prompt
+	case "prompt_file":
+		return v.PromptFile
+	case "name":
+		return v.Name
+	case "team":
+		return v.Team
+	case "workdir":
+		return v.Workdir
+	case "typedir":
+		return v.TypeDir
+	}
+	return ""
+}
+
+// MaxArgLen is the longest single argument Linux accepts (MAX_ARG_STRLEN is
+// 128 KiB including the terminating NUL); longer ones make exec fail with
+// E2BIG, so Argv refuses them up front with an explanation.
+const MaxArgLen = 128*1024 - 1
+
+// Argv returns the command with its placeholders replaced by vars. Each
+// placeholder is replaced inside the argument that holds it, in one pass over
+// the configured text, so a value that itself contains "{name}" stays as it is
+// and no value can create or split arguments. A placeholder the command uses
+// whose value is empty is an error (it would hand the agent a broken
+// argument), as is an argument over MaxArgLen or one holding a NUL byte.
+func (c Conf) Argv(vars Vars) ([]string, error) {
+	if len(c.Command) == 0 {
+		return nil, errors.New("type has no command")
+	}
+	argv := make([]string, len(c.Command))
+	for i, w := range c.Command {
+		var (
+			b    strings.Builder
+			last int
+			err  error
+		)
+		forEachPlaceholder(w, func(start, end int, name string) {
+			if err != nil || !isPlaceholder(name) {
+				return
+			}
+			val := vars.lookup(name)
+			if val == "" {
+				err = fmt.Errorf("command argument %d uses {%s} but no value was given for it", i, name)
+				return
+			}
+			b.WriteString(w[last:start])
+			b.WriteString(val)
+			last = end
+		})
+		if err != nil {
+			return nil, err
+		}
+		b.WriteString(w[last:])
+		arg := b.String()
+		if len(arg) > MaxArgLen {
+			return nil, fmt.Errorf("command argument %d is %d bytes, over the %d-byte limit Linux puts on one argument; deliver a briefing this large with boot=file or boot=stdin", i, len(arg), MaxArgLen)
+		}
+		if strings.IndexByte(arg, 0) >= 0 {
+			return nil, fmt.Errorf("command argument %d contains a NUL byte, which no argument can carry", i)
+		}
+		argv[i] = arg
+	}
+	return argv, nil
+}

@@ -1,0 +1,72 @@
+// Package briefing renders the briefing an agent is started with: the text
+// that tells it who it is, to run `ready mark`, to drain its inbox at once
+// (work may be waiting from before it attached), what its task is, to keep
+// checking the inbox, and to `ask` and exit when it is blocked.
+//
+// Each agent type has its own template.md, but the instructions every agent
+// needs live here once, as the named template "teamkit"; a type's template
+// includes them with {{template "teamkit" .}} and adds only what is particular
+// to its CLI.
+package briefing
+
+import (
+	_ "embed"
+	"fmt"
+	"strings"
+	"text/template"
+)
+
+// CoreTemplate is the name of the shared instructions every type template can
+// include.
+const CoreTemplate = "teamkit"
+
+//go:embed teamkit.tmpl
+var coreText string
+
+// core is parsed once; Render clones it so type templates never see each
+// other's definitions.
+var core = template.Must(template.New(CoreTemplate).Option("missingkey=error").Parse(coreText))
+
+// Data is what a briefing template can refer to.
+type Data struct {
+	Team string
+	Name string
+	Type string
+	Run  string
+	// Issue is the GitHub issue the agent works on (owner/repo#N), or "".
+	Issue string
+	// Task is placed in the briefing byte for byte (text/template escapes
+	// nothing); when empty, the briefing has no task section.
+	Task string
+	// DB is the mailbox the agent uses. The shared instructions leave it out,
+	// because a postgres URL can carry a password and a briefing may travel in
+	// argv or sit in a log; the agent finds its mailbox through TEAMKIT_DB.
+	DB string
+	// Monitor is true when a push monitor watches the agent's inbox; when
+	// false the briefing says plainly that the agent must poll.
+	Monitor bool
+}
+
+// Render executes the template tmpl, called name in errors (say, the path of
+// the type's template.md), with the shared "teamkit" template available to
+// it, and returns the briefing. A briefing that comes out blank is an error.
+func Render(name, tmpl string, d Data) (string, error) {
+	set, err := core.Clone()
+	if err != nil {
+		return "", fmt.Errorf("briefing template %s: %w", name, err)
+	}
+	t, err := set.New(name).Parse(tmpl)
+	if err != nil {
+		return "", fmt.Errorf("briefing template %s: %w", name, err)
+	}
+	var b strings.Builder
+	if err := t.Execute(&b, d); err != nil {
+		return "", fmt.Errorf("briefing template %s: %w", name, err)
+	}
+	// An agent started with a blank briefing would sit idle with no idea who
+	// it is: the very failure teamkit exists to remove.
+	if strings.TrimSpace(b.String()) == "" {
+		return "", fmt.Errorf("briefing template %s: rendered an empty briefing; expected at least {{template %q .}}", name, CoreTemplate)
+	}
+	return b.String(), nil
+}

@@ -1,0 +1,154 @@
+package briefing
+
+import (
+	"strings"
+	"testing"
+)
+
+const onlyCore = `{{template "teamkit" .}}`
+
+func data() Data {
+	return Data{Team: "alpha", Name: "w1", Type: "codex", Run: "r-42", DB: "/state/teamkit.db", Task: "fix the bug"}
+}
+
+func render(t *testing.T, tmpl string, d Data) string {
+	t.Helper()
+	out, err := Render("test/template.md", tmpl, d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func TestRenderCore(t *testing.T) {
+	out := render(t, onlyCore, data())
+	for _, want := range []string{
+		"**w1** (type codex) in the team **alpha**, run r-42",
+		"`ready mark`",
+		"Drain your inbox NOW: run `inbox`",
+		"queued for you before you\n   attached",
+		"## Your task\n\nfix the bug\n",
+		"run `inbox` again",
+		`inbox send alpha <recipient> -- "your reply"`,
+		"Nothing will push new messages to you",
+		"poll it",
+		"`ask \"your question\"` and then exit cleanly",
+		"Never wait for the answer",
+		"fresh spawn",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("briefing lacks %q:\n%s", want, out)
+		}
+	}
+	for _, unwanted := range []string{"GitHub issue", "A monitor pushes", "/state/teamkit.db", "<no value>"} {
+		if strings.Contains(out, unwanted) {
+			t.Errorf("briefing holds %q:\n%s", unwanted, out)
+		}
+	}
+	// The steps come in the order an agent must take them.
+	ready, drain, task, ask := strings.Index(out, "`ready mark`"), strings.Index(out, "Drain your inbox NOW"),
+		strings.Index(out, "## Your task"), strings.Index(out, "`ask \"your question\"`")
+	if !(ready < drain && drain < task && task < ask) {
+		t.Errorf("steps out of order (ready %d, drain %d, task %d, ask %d):\n%s", ready, drain, task, ask, out)
+	}
+}
+
+func TestRenderIssueAndMonitor(t *testing.T) {
+	d := data()
+	d.Issue = "acme/widgets#17"
+	d.Monitor = true
+	out := render(t, onlyCore, d)
+	if !strings.Contains(out, "GitHub issue acme/widgets#17") {
+		t.Errorf("briefing does not name the issue:\n%s", out)
+	}
+	if !strings.Contains(out, "A monitor pushes new messages") || strings.Contains(out, "Nothing will push") {
+		t.Errorf("briefing with a monitor says the wrong thing:\n%s", out)
+	}
+}
+
+func TestRenderWithoutTask(t *testing.T) {
+	d := data()
+	d.Task = ""
+	out := render(t, onlyCore, d)
+	if strings.Contains(out, "## Your task") || strings.Contains(out, "your task (below)") {
+		t.Errorf("briefing without a task still mentions one:\n%s", out)
+	}
+	if !strings.Contains(out, "the work your inbox gave you") {
+		t.Errorf("briefing without a task does not point at the inbox:\n%s", out)
+	}
+}
+
+func TestRenderTaskByteExact(t *testing.T) {
+	tasks := []string{
+		"$(rm -rf /)",
+		"`id` and 'single' and \"double\"; echo pwned; \\ backslash",
+		"multi\nline\n\ttabbed\r\nand crlf",
+		"{{.Team}} {{template \"teamkit\" .}} {{end}} }}{{",
+		"<script>alert(1)</script> & &amp; %s %v %!",
+		"non-ASCII: héllo wörld 日本語 🚀 \u202e",
+		"ends with newline\n",
+		"   leading and trailing blanks   ",
+		strings.Repeat("0123456789abcdef$`\"'\\{}\n", 100*1024/24+1),
+	}
+	for _, task := range tasks {
+		d := data()
+		d.Task = task
+		out := render(t, onlyCore, d)
+		head := "## Your task\n\n"
+		i := strings.Index(out, head)
+		if i < 0 {
+			t.Fatalf("no task section for %.40q", task)
+		}
+		rest := out[i+len(head):]
+		if !strings.HasPrefix(rest, task) {
+			t.Errorf("task %.60q not reproduced byte for byte; got %.60q", task, rest)
+		}
+		if !strings.HasPrefix(rest[len(task):], "\n\n## Your inbox") {
+			t.Errorf("task %.40q not followed by the inbox section: %.60q", task, rest[len(task):])
+		}
+	}
+}
+
+func TestRenderTypeTemplate(t *testing.T) {
+	out := render(t, "Before.\n{{template \"teamkit\" .}}\nHint for {{.Type}}; mailbox {{.DB}}.\n", data())
+	if !strings.HasPrefix(out, "Before.\n# Your teamkit briefing") {
+		t.Errorf("type text before the core misplaced:\n%.80s", out)
+	}
+	if !strings.HasSuffix(out, "Hint for codex; mailbox /state/teamkit.db.\n") {
+		t.Errorf("type hint missing:\n%s", out)
+	}
+}
+
+func TestRenderTemplatesDoNotLeak(t *testing.T) {
+	// A definition in one type's template must not be visible to the next.
+	if _, err := Render("a", `{{define "extra"}}A{{end}}{{template "extra"}}`, data()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Render("b", `{{template "extra"}}`, data()); err == nil {
+		t.Error(`template "extra" from an earlier Render was visible to a later one`)
+	}
+}
+
+func TestRenderErrors(t *testing.T) {
+	tests := []struct{ tmpl, want string }{
+		{"{{.Nope}}", "Nope"},
+		{"{{if}}", "missing value for if"},
+		{"{{template \"missing\" .}}", "missing"},
+		{"{{.Task", "unclosed action"},
+		{"{{index .Team 99}}", "index out of range"},
+		{"", "empty briefing"},
+		{"  {{/* only a comment */}}\n", "empty briefing"},
+		{`{{if false}}x{{end}}`, "empty briefing"},
+	}
+	for _, tt := range tests {
+		_, err := Render("types/x/template.md", tt.tmpl, data())
+		if err == nil {
+			t.Errorf("Render(%q) succeeded", tt.tmpl)
+			continue
+		}
+		msg := err.Error()
+		if !strings.Contains(msg, "briefing template types/x/template.md") || !strings.Contains(msg, tt.want) {
+			t.Errorf("Render(%q) error %q, want one naming the template and saying %q", tt.tmpl, msg, tt.want)
+		}
+	}
+}
