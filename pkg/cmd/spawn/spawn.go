@@ -1,0 +1,219 @@
+// Package spawn is the spawn command: start an agent of a type, brief it
+// whole, and for handshake types wait until it is really ready.
+//
+//	spawn <type> <name> [--team T] [--task TEXT | --task-file F] [--issue OWNER/REPO#N]
+//	                    [--timeout D] [--workdir DIR] [--replace] [--json]
+//
+// Prints "status=ready after=Ns …" (exit 0) once a handshake type's run has
+// marked ready; "status=launched-unconfirmed …" (exit 0) at once for a type
+// without a handshake; "status=exited code=N log=PATH" (exit 2) as soon as the
+// agent exits before marking; "status=timeout" (exit 2) when the wait ends.
+package spawn
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/teamkit/teamkit/pkg/agenttype"
+	"github.com/teamkit/teamkit/pkg/command"
+	"github.com/teamkit/teamkit/pkg/github"
+	"github.com/teamkit/teamkit/pkg/launch"
+	"github.com/teamkit/teamkit/pkg/mailbox"
+	"github.com/teamkit/teamkit/pkg/spawn"
+)
+
+// App is the spawn command.
+var App = command.App{Build: build}
+
+func build(env *command.Env) *cli.App {
+	return &cli.App{
+		Name:      "spawn",
+		Usage:     "start an agent of a type, briefed whole, and wait until it is really ready",
+		ArgsUsage: "<type> <name>",
+		Description: "Types are looked up in $TEAMKIT_TYPES (colon-separated), $XDG_CONFIG_HOME/teamkit/types, then the built-in types.\n" +
+			"Exit status: 0 ready (or launched, for types without a handshake), 2 not ready in time or the agent exited first,\n" +
+			"1 failure, 64 usage error.",
+		Flags: command.Common(
+			&cli.StringFlag{Name: "team", Usage: "team `T` (default $TEAMKIT_TEAM)"},
+			&cli.StringFlag{Name: "task", Usage: "the task `TEXT`, placed in the briefing byte for byte"},
+			&cli.StringFlag{Name: "task-file", Usage: "read the task from `FILE` (- for stdin)"},
+			&cli.StringFlag{Name: "issue", Usage: "the GitHub issue the agent works on, `OWNER/REPO#N`"},
+			&cli.DurationFlag{Name: "timeout", Usage: "wait at most `D` for the ready mark (default: the larger of the type's ready_timeout and 300s)"},
+			&cli.StringFlag{Name: "workdir", Usage: "the agent's working `DIR` (default: the current directory)"},
+			&cli.BoolFlag{Name: "replace", Usage: "stop a live agent of the same name first"},
+		),
+		Action: func(c *cli.Context) error { return run(c, env) },
+		Commands: []*cli.Command{{
+			// The supervisor of one agent run; spawn starts it, never a user.
+			Name:   "__run",
+			Hidden: true,
+			Action: func(c *cli.Context) error { return supervise(c, env) },
+		}},
+	}
+}
+
+func run(c *cli.Context, env *command.Env) error {
+	args := c.Args().Slice()
+	if len(args) != 2 {
+		return command.Usagef("usage: spawn <type> <name> [--team T] [--task TEXT]")
+	}
+	team := c.String("team")
+	if team == "" {
+		team = env.Getenv("TEAMKIT_TEAM")
+	}
+	if team == "" {
+		return command.Usagef("missing --team (or set TEAMKIT_TEAM)")
+	}
+	for _, n := range [][2]string{{"type", args[0]}, {"team", team}, {"agent", args[1]}} {
+		if err := command.CheckName(n[0], n[1]); err != nil {
+			return err
+		}
+	}
+	task := c.String("task")
+	if f := c.String("task-file"); f != "" {
+		if task != "" {
+			return command.Usagef("give --task or --task-file, not both")
+		}
+		var data []byte
+		var err error
+		if f == "-" {
+			data, err = io.ReadAll(env.Stdin)
+		} else {
+			data, err = os.ReadFile(f)
+		}
+		if err != nil {
+			return command.WithHint(fmt.Errorf("read task file: %w", err), "--task-file names a file holding the task text")
+		}
+		task = string(data)
+	}
+	if err := checkTask(task); err != nil {
+		return err
+	}
+	issue := c.String("issue")
+	if issue != "" {
+		if _, err := github.ParseIssueRef(issue); err != nil {
+			return &command.Error{Code: command.ExitUsage, Err: err}
+		}
+	}
+	self, err := spawn.Executable()
+	if err != nil {
+		return err
+	}
+	db, err := command.OpenMailbox(c.Context, c, env)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	dbPath, _ := command.DBPath(c, env)
+
+	stop := func() {}
+	req := spawn.Request{
+		Type: args[0], Team: team, Name: args[1], Task: task, Issue: issue,
+		Workdir: c.String("workdir"), Timeout: c.Duration("timeout"), Replace: c.Bool("replace"),
+		DBPath: dbPath, StateDir: filepath.Join(command.StateHome(env), "teamkit"),
+		Environ: env.Environ(), Self: self,
+		Stdin: env.Stdin, Stdout: env.Stdout, Stderr: env.Stderr,
+	}
+	if env.StderrTTY {
+		req.Progress = func(d time.Duration) {
+			fmt.Fprintf(env.Stderr, "\rspawn: waiting for %s/%s to mark ready %ds ", team, args[1], int(d.Seconds()))
+		}
+		stop = func() { fmt.Fprint(env.Stderr, "\r\033[K") }
+	}
+	res, err := spawn.Spawn(c.Context, db, agenttype.NewFinder(env.Getenv), req)
+	stop()
+	if err != nil {
+		return explain(err)
+	}
+	if err := report(c, env, res); err != nil {
+		return err
+	}
+	if res.Status == spawn.StatusExited || res.Status == spawn.StatusTimeout {
+		return command.Condition()
+	}
+	return nil
+}
+
+// checkTask applies the mailbox's text rules to the task: it travels in the
+// briefing and in the agent record, and must do so unmangled.
+func checkTask(task string) error {
+	if task == "" {
+		return nil
+	}
+	if err := mailbox.CheckBody(task); err != nil {
+		return &command.Error{Code: command.ExitUsage, Err: fmt.Errorf("task: %w", err)}
+	}
+	return nil
+}
+
+func explain(err error) error {
+	switch {
+	case errors.Is(err, agenttype.ErrUnknownType):
+		return command.WithHint(err, "add the type under $XDG_CONFIG_HOME/teamkit/types/<type>/ or a directory on $TEAMKIT_TYPES")
+	case errors.Is(err, agenttype.ErrMalformed):
+		return command.WithHint(err, "see the type.conf reference in the README")
+	}
+	return err
+}
+
+func report(c *cli.Context, env *command.Env, res spawn.Result) error {
+	a := res.Agent
+	after := fmt.Sprintf("%.1fs", res.After.Seconds())
+	if c.Bool("json") {
+		return command.JSON(env.Stdout, struct {
+			Status       string        `json:"status"`
+			AfterSeconds float64       `json:"after_seconds"`
+			Briefing     string        `json:"briefing"`
+			Agent        mailbox.Agent `json:"agent"`
+		}{res.Status, res.After.Seconds(), res.Briefing, a})
+	}
+	kv := []string{"status", res.Status}
+	switch res.Status {
+	case spawn.StatusExited:
+		code := "unknown"
+		if a.ExitCode != nil {
+			code = fmt.Sprint(*a.ExitCode)
+		}
+		kv = append(kv, "code", code, "log", a.Log, "after", after)
+	default:
+		kv = append(kv, "after", after)
+	}
+	kv = append(kv, "agent", a.Name, "team", a.Team, "type", a.Type, "run", a.Run, "pid", fmt.Sprint(a.PID))
+	if res.Status != spawn.StatusExited {
+		kv = append(kv, "log", a.Log)
+	}
+	return command.KV(env.Stdout, kv...)
+}
+
+// supervise is the hidden "__run SPEC" verb: run one agent to its end and
+// record how it ended. Its own exit code is the agent's.
+func supervise(c *cli.Context, env *command.Env) error {
+	if c.NArg() != 1 {
+		return command.Usagef("usage: spawn __run <spec>")
+	}
+	spec, err := launch.ReadSpec(c.Args().First())
+	if err != nil {
+		return err
+	}
+	db, err := mailbox.Open(c.Context, spec.DB, mailbox.Options{})
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	stdin := env.Stdin
+	code, err := launch.Supervise(c.Context, spec, db, env.Stdout, env.Stderr, stdin)
+	fmt.Fprintf(env.Stderr, "teamkit: agent %s/%s run %s exited with code %d\n", spec.Team, spec.Name, spec.Run, code)
+	if err != nil {
+		return err
+	}
+	if code != 0 {
+		return &command.Error{Code: code, Quiet: true}
+	}
+	return nil
+}

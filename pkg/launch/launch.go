@@ -1,0 +1,267 @@
+// Package launch starts an agent process and watches it to its end.
+//
+// Whatever the launch mode, the agent is started by a supervisor: a small
+// process (spawn's hidden "__run" verb, or spawn itself in the foreground)
+// that reads a Spec from a file, execs the agent's argv directly — never
+// through a shell, never typed into a terminal — with the briefing as an
+// argument, a file or stdin, then waits for it and records its pid and exit
+// code in the mailbox. That record is how spawn learns at once that an agent
+// died before it marked ready, and how stale tells a slow worker from a dead
+// one.
+//
+//   - background: the supervisor runs in its own session (setsid), output to
+//     a per-run log file; it outlives the spawner.
+//   - tmux: the supervisor is the command of a new window in a tmux session
+//     named after the team. tmux is handed only the supervisor's absolute
+//     path, "__run" and the spec's path, never the briefing, so no quoting
+//     layer and no command-length limit exist.
+//   - foreground: spawn supervises the agent itself, on its own terminal.
+package launch
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/teamkit/teamkit/pkg/mailbox"
+)
+
+// Spec is everything the supervisor needs to start one agent run.
+type Spec struct {
+	Argv []string `json:"argv"`
+	// Env is the agent's whole environment.
+	Env []string `json:"env"`
+	Dir string   `json:"dir"`
+	// Stdin is a file given to the agent as standard input (boot=stdin);
+	// "" means /dev/null in the background and the terminal otherwise.
+	Stdin string `json:"stdin"`
+	// Log receives the agent's output in the background, and the
+	// supervisor's own notes in every mode.
+	Log  string `json:"log"`
+	DB   string `json:"db"`
+	Team string `json:"team"`
+	Name string `json:"name"`
+	Run  string `json:"run"`
+}
+
+// WriteSpec stores s at path, readable by its owner only (the environment
+// holds the spawner's secrets).
+func WriteSpec(path string, s Spec) error {
+	data, err := json.Marshal(s)
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(path, data, 0o600); err != nil {
+		return fmt.Errorf("write run spec: %w", err)
+	}
+	return nil
+}
+
+// ReadSpec loads a Spec written by WriteSpec.
+func ReadSpec(path string) (Spec, error) {
+	var s Spec
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return s, fmt.Errorf("read run spec: %w", err)
+	}
+	if err := json.Unmarshal(data, &s); err != nil {
+		return s, fmt.Errorf("read run spec %s: %w", path, err)
+	}
+	if len(s.Argv) == 0 {
+		return s, fmt.Errorf("run spec %s has no command", path)
+	}
+	return s, nil
+}
+
+// LookPath resolves argv0 against the PATH of the agent's environment, so a
+// missing or non-executable command is reported by spawn before anything
+// starts.
+func LookPath(argv0 string, env []string) (string, error) {
+	if strings.Contains(argv0, "/") {
+		st, err := os.Stat(argv0)
+		if err != nil {
+			return "", fmt.Errorf("command %s: %w", argv0, err)
+		}
+		if st.IsDir() || st.Mode()&0o111 == 0 {
+			return "", fmt.Errorf("command %s is not executable", argv0)
+		}
+		return argv0, nil
+	}
+	path := ""
+	for _, kv := range env {
+		if v, ok := strings.CutPrefix(kv, "PATH="); ok {
+			path = v
+		}
+	}
+	for _, dir := range filepath.SplitList(path) {
+		if dir == "" {
+			dir = "."
+		}
+		p := filepath.Join(dir, argv0)
+		if st, err := os.Stat(p); err == nil && !st.IsDir() && st.Mode()&0o111 != 0 {
+			return p, nil
+		}
+	}
+	return "", fmt.Errorf("command %q not found in the agent's PATH", argv0)
+}
+
+// Supervise runs the agent of spec to its end and returns its exit code (128
+// plus the signal number when a signal killed it). It records the run as
+// running with this process's pid, then as exited with the code. stdout and
+// stderr are where the agent's output goes; SIGINT, SIGTERM and SIGHUP are
+// passed on to the agent.
+func Supervise(ctx context.Context, spec Spec, db *mailbox.DB, stdout, stderr io.Writer, stdin io.Reader) (int, error) {
+	path, err := LookPath(spec.Argv[0], spec.Env)
+	if err != nil {
+		recordExit(db, spec, 127)
+		return 127, err
+	}
+	cmd := &exec.Cmd{Path: path, Args: spec.Argv, Env: spec.Env, Dir: spec.Dir, Stdout: stdout, Stderr: stderr, Stdin: stdin}
+	if spec.Stdin != "" {
+		f, err := os.Open(spec.Stdin)
+		if err != nil {
+			recordExit(db, spec, 127)
+			return 127, fmt.Errorf("open briefing for stdin: %w", err)
+		}
+		defer f.Close()
+		cmd.Stdin = f
+	}
+	sigs := make(chan os.Signal, 4)
+	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
+	defer signal.Stop(sigs)
+	if err := cmd.Start(); err != nil {
+		recordExit(db, spec, 127)
+		return 127, fmt.Errorf("start %s: %w", spec.Argv[0], err)
+	}
+	if err := db.SetAgentState(ctx, spec.Team, spec.Name, spec.Run, mailbox.StateRunning, os.Getpid(), nil); err != nil {
+		fmt.Fprintf(stderr, "teamkit: %v\n", err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	var waitErr error
+	for waiting := true; waiting; {
+		select {
+		case s := <-sigs:
+			cmd.Process.Signal(s)
+		case waitErr = <-done:
+			waiting = false
+		}
+	}
+	code := ExitCode(cmd.ProcessState, waitErr)
+	recordExit(db, spec, code)
+	return code, nil
+}
+
+// recordExit stores the exit code. It uses a fresh context: the run is over
+// even when the supervisor was told to stop, and the record must still land.
+func recordExit(db *mailbox.DB, spec Spec, code int) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	db.SetAgentState(ctx, spec.Team, spec.Name, spec.Run, mailbox.StateExited, 0, &code)
+}
+
+// ExitCode is the shell's view of how a process ended.
+func ExitCode(ps *os.ProcessState, err error) int {
+	if ps == nil {
+		if err != nil {
+			return 127
+		}
+		return 0
+	}
+	if ws, ok := ps.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		return 128 + int(ws.Signal())
+	}
+	return ps.ExitCode()
+}
+
+// Background starts "self __run specPath" in its own session with its output
+// appended to logPath, and returns its pid. The supervisor outlives the
+// caller; the caller does not wait for it.
+func Background(self, specPath, logPath string, env []string) (int, error) {
+	log, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	if err != nil {
+		return 0, fmt.Errorf("open agent log: %w", err)
+	}
+	defer log.Close()
+	devnull, err := os.Open(os.DevNull)
+	if err != nil {
+		return 0, err
+	}
+	defer devnull.Close()
+	cmd := &exec.Cmd{
+		Path:        self,
+		Args:        []string{"spawn", "__run", specPath},
+		Env:         env,
+		Stdin:       devnull,
+		Stdout:      log,
+		Stderr:      log,
+		SysProcAttr: &syscall.SysProcAttr{Setsid: true},
+	}
+	if err := cmd.Start(); err != nil {
+		return 0, fmt.Errorf("start agent supervisor: %w", err)
+	}
+	pid := cmd.Process.Pid
+	// Reap it if it ends while we still run; otherwise init adopts it.
+	go cmd.Wait()
+	return pid, nil
+}
+
+// ErrNoTmux is returned when a type asks for tmux and none is installed.
+var ErrNoTmux = errors.New("this type launches in tmux, but tmux is not installed (install it, or use a type with launch=background)")
+
+// Tmux opens a window named name in the tmux session named team (created,
+// detached, when absent) running "self __run specPath". env is the
+// environment of the tmux client (TMUX_TMPDIR and TMUX select the server).
+func Tmux(ctx context.Context, self, specPath, team, name string, env []string) error {
+	tmux, err := LookPath("tmux", env)
+	if err != nil {
+		return ErrNoTmux
+	}
+	for _, p := range []string{self, specPath} {
+		if !safePath(p) {
+			return fmt.Errorf("path %q has characters tmux could misread; set XDG_STATE_HOME to a plain path", p)
+		}
+	}
+	run := func(args ...string) ([]byte, error) {
+		c := exec.CommandContext(ctx, tmux, args...)
+		c.Env = env
+		return c.CombinedOutput()
+	}
+	window := []string{self, "__run", specPath}
+	var out []byte
+	if _, err := run("has-session", "-t", "="+team); err != nil {
+		out, err = run(append([]string{"new-session", "-d", "-s", team, "-n", name, "--"}, window...)...)
+		if err == nil {
+			return nil
+		}
+		// Another spawn of the same team may have created it meanwhile.
+		if _, herr := run("has-session", "-t", "="+team); herr != nil {
+			return fmt.Errorf("tmux new-session: %s", strings.TrimSpace(string(out)))
+		}
+	}
+	out, err = run(append([]string{"new-window", "-d", "-t", "=" + team + ":", "-n", name, "--"}, window...)...)
+	if err != nil {
+		return fmt.Errorf("tmux new-window: %s", strings.TrimSpace(string(out)))
+	}
+	return nil
+}
+
+// safePath holds only characters that mean nothing to a shell, in case a
+// tmux build hands the window command to one.
+func safePath(p string) bool {
+	for _, r := range p {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("/._-+", r)) {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,430 @@
+// Package spawn starts an agent of a type, briefed whole at spawn time, and
+// for types that opt in (handshake=actas) waits until the agent's own run
+// has marked ready — not merely until a process or a window exists.
+//
+// A spawn: takes the agent's lock (one spawn per agent at a time); refuses a
+// live agent unless Replace; renders the type's template into the briefing;
+// clears the ready mark; records the launch (type, task, issue, run) so
+// resume can start the agent again; launches it; and then, for handshake
+// types, watches the mailbox until this run's mark appears (consuming it),
+// the agent exits, or the wait times out.
+package spawn
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/gofrs/flock"
+
+	"github.com/teamkit/teamkit/pkg/agenttype"
+	"github.com/teamkit/teamkit/pkg/briefing"
+	"github.com/teamkit/teamkit/pkg/launch"
+	"github.com/teamkit/teamkit/pkg/mailbox"
+	"github.com/teamkit/teamkit/pkg/names"
+	"github.com/teamkit/teamkit/pkg/proc"
+)
+
+// Statuses a spawn ends with.
+const (
+	StatusReady       = "ready"                // this run marked ready
+	StatusUnconfirmed = "launched-unconfirmed" // no handshake: only the process is known to be up
+	StatusExited      = "exited"               // the agent ended before it marked
+	StatusTimeout     = "timeout"              // no mark within the wait
+)
+
+// MinHandshakeWait is the least a handshake type is waited for unless
+// --timeout says otherwise: codex's first turn was measured at 143–187 s.
+const MinHandshakeWait = 300 * time.Second
+
+// pollInterval bounds how late the mark (or the agent's exit) is noticed.
+const pollInterval = 20 * time.Millisecond
+
+// Errors a caller maps to exit codes and hints.
+var (
+	ErrBusy  = errors.New("another spawn of this agent is in progress")
+	ErrAlive = errors.New("agent is already running")
+)
+
+// Request is one spawn.
+type Request struct {
+	Type, Team, Name string
+	Task             string
+	Issue            string
+	Workdir          string
+	// Timeout overrides the handshake wait when > 0.
+	Timeout time.Duration
+	// Replace stops a live agent of the same name first.
+	Replace bool
+	// DBPath is exported to the agent as TEAMKIT_DB (made absolute).
+	DBPath string
+	// StateDir holds run files (briefings, logs, specs), locks and the
+	// built-in types written out: $XDG_STATE_HOME/teamkit.
+	StateDir string
+	// Environ is the spawner's environment, which the agent inherits.
+	Environ []string
+	// Self is the spawn executable, started again as the supervisor.
+	Self string
+	// Progress is called while waiting with the elapsed time, if set.
+	Progress func(time.Duration)
+	// Stdin, Stdout and Stderr serve the foreground launch mode.
+	Stdin          io.Reader
+	Stdout, Stderr io.Writer
+}
+
+// Result is how a spawn ended.
+type Result struct {
+	Status string
+	// After is the time from launch to the observed mark (or the end).
+	After time.Duration
+	Agent mailbox.Agent
+	// Briefing is the path of the file holding the rendered briefing.
+	Briefing string
+}
+
+// Spawn starts the agent of req with finder's types and db's mailbox.
+func Spawn(ctx context.Context, db *mailbox.DB, finder agenttype.Finder, req Request) (Result, error) {
+	for _, n := range [][2]string{{"team", req.Team}, {"agent", req.Name}} {
+		if err := names.Check(n[0], n[1]); err != nil {
+			return Result{}, err
+		}
+	}
+	t, err := finder.Find(req.Type)
+	if err != nil {
+		return Result{}, err
+	}
+	if req.Workdir == "" {
+		if req.Workdir, err = os.Getwd(); err != nil {
+			return Result{}, err
+		}
+	}
+	if req.Workdir, err = filepath.Abs(req.Workdir); err != nil {
+		return Result{}, err
+	}
+	if st, err := os.Stat(req.Workdir); err != nil || !st.IsDir() {
+		return Result{}, fmt.Errorf("workdir %s is not a directory", req.Workdir)
+	}
+	dbPath, err := filepath.Abs(req.DBPath)
+	if err != nil {
+		return Result{}, err
+	}
+
+	lockDir := filepath.Join(req.StateDir, "locks", req.Team)
+	if err := os.MkdirAll(lockDir, 0o700); err != nil {
+		return Result{}, fmt.Errorf("create lock directory: %w", err)
+	}
+	lock := flock.New(filepath.Join(lockDir, req.Name+".spawn.lock"))
+	locked, err := lock.TryLock()
+	if err != nil {
+		return Result{}, fmt.Errorf("lock agent %s/%s: %w", req.Team, req.Name, err)
+	}
+	if !locked {
+		return Result{}, fmt.Errorf("%w: %s/%s", ErrBusy, req.Team, req.Name)
+	}
+	defer lock.Unlock()
+
+	if err := stopLive(ctx, db, req); err != nil {
+		return Result{}, err
+	}
+
+	run := NewRun(time.Now())
+	runDir := filepath.Join(req.StateDir, "runs", req.Team, req.Name)
+	if err := os.MkdirAll(runDir, 0o700); err != nil {
+		return Result{}, fmt.Errorf("create run directory: %w", err)
+	}
+	base := filepath.Join(runDir, run)
+	promptFile, logFile, specFile := base+".briefing.md", base+".log", base+".spec.json"
+
+	text, err := briefing.Render(t.Source+"/"+t.Name+"/template.md", t.Template, briefing.Data{
+		Team: req.Team, Name: req.Name, Type: t.Name, Run: run, Issue: req.Issue, Task: req.Task,
+		DB: dbPath, Monitor: t.Conf.Monitor,
+	})
+	if err != nil {
+		return Result{}, err
+	}
+	if err := os.WriteFile(promptFile, []byte(text), 0o600); err != nil {
+		return Result{}, fmt.Errorf("write briefing: %w", err)
+	}
+	typeDir, err := t.Materialize(filepath.Join(req.StateDir, "types"))
+	if err != nil {
+		return Result{}, err
+	}
+	vars := agenttype.Vars{Name: req.Name, Team: req.Team, Workdir: req.Workdir, TypeDir: typeDir, PromptFile: promptFile}
+	if t.Conf.Boot == agenttype.BootArgv {
+		vars.Prompt = text
+	}
+	argv, err := t.Conf.Argv(vars)
+	if err != nil {
+		return Result{}, fmt.Errorf("type %s: %w", t.Name, err)
+	}
+	env := AgentEnv(req.Environ, t.Conf, map[string]string{
+		"TEAMKIT_DB": dbPath, "TEAMKIT_TEAM": req.Team, "TEAMKIT_AGENT": req.Name,
+		"TEAMKIT_RUN": run, "TEAMKIT_ISSUE": req.Issue,
+	})
+	if _, err := launch.LookPath(argv[0], env); err != nil {
+		return Result{}, fmt.Errorf("type %s: %w", t.Name, err)
+	}
+	spec := launch.Spec{Argv: argv, Env: env, Dir: req.Workdir, Log: logFile, DB: dbPath, Team: req.Team, Name: req.Name, Run: run}
+	if t.Conf.Boot == agenttype.BootStdin {
+		spec.Stdin = promptFile
+	}
+	if err := launch.WriteSpec(specFile, spec); err != nil {
+		return Result{}, err
+	}
+
+	if err := db.ClearReady(ctx, req.Team, req.Name); err != nil {
+		return Result{}, err
+	}
+	agent := mailbox.Agent{Team: req.Team, Name: req.Name, Type: t.Name, Run: run, State: mailbox.StateStarting,
+		Log: logFile, Issue: req.Issue, Task: req.Task, Workdir: req.Workdir}
+	if err := db.RecordLaunch(ctx, agent); err != nil {
+		return Result{}, err
+	}
+	res := Result{Briefing: promptFile}
+	start := time.Now()
+
+	switch t.Conf.Launch {
+	case agenttype.LaunchForeground:
+		return foreground(ctx, db, t, spec, req, res, start)
+	case agenttype.LaunchTmux:
+		err = launch.Tmux(ctx, req.Self, specFile, req.Team, req.Name, env)
+	default:
+		agent.PID, err = launch.Background(req.Self, specFile, logFile, env)
+		if err == nil {
+			err = db.SetAgentState(ctx, req.Team, req.Name, run, mailbox.StateStarting, agent.PID, nil)
+		}
+	}
+	if err != nil {
+		db.SetAgentState(context.Background(), req.Team, req.Name, run, mailbox.StateFailed, 0, nil)
+		return Result{}, err
+	}
+	if t.Conf.Handshake != agenttype.HandshakeActAs {
+		res.Status = StatusUnconfirmed
+		res.After = time.Since(start)
+		res.Agent, err = db.Agent(ctx, req.Team, req.Name)
+		return res, err
+	}
+	return handshake(ctx, db, t, req, run, agent.PID, res, start)
+}
+
+// handshake waits for run's mark, the agent's exit, or the timeout.
+func handshake(ctx context.Context, db *mailbox.DB, t *agenttype.Type, req Request, run string, pid int, res Result, start time.Time) (Result, error) {
+	wait := req.Timeout
+	if wait <= 0 {
+		wait = max(t.Conf.ReadyTimeout, MinHandshakeWait)
+	}
+	deadline := start.Add(wait)
+	lastProgress := time.Duration(-1)
+	check := func() (bool, error) {
+		if req.Progress != nil {
+			if e := time.Since(start).Truncate(time.Second); e != lastProgress {
+				lastProgress = e
+				req.Progress(e)
+			}
+		}
+		if ok, err := db.ConsumeReady(ctx, req.Team, req.Name, run); err != nil || ok {
+			res.Status = StatusReady
+			return ok, err
+		}
+		a, err := db.Agent(ctx, req.Team, req.Name)
+		if err != nil {
+			return false, err
+		}
+		if a.Run != run {
+			return false, fmt.Errorf("agent %s/%s was launched again (run %s) while this spawn waited", req.Team, req.Name, a.Run)
+		}
+		if a.State == mailbox.StateExited || (pid > 0 && !proc.Alive(pid)) || (a.PID > 0 && !proc.Alive(a.PID)) {
+			// One more look: it may have marked just before it exited.
+			if ok, err := db.ConsumeReady(ctx, req.Team, req.Name, run); err != nil || ok {
+				res.Status = StatusReady
+				return ok, err
+			}
+			res.Status = StatusExited
+			return true, nil
+		}
+		return false, nil
+	}
+	// The mailbox changes when the mark lands or the supervisor records the
+	// exit, which Watch notices; a supervisor killed outright changes nothing,
+	// so re-check liveness every second regardless.
+	var ok bool
+	var err error
+	for {
+		next := time.Now().Add(time.Second)
+		if deadline.Before(next) {
+			next = deadline
+		}
+		ok, err = db.Watch(ctx, next, pollInterval, check)
+		if err != nil || ok || !time.Now().Before(deadline) {
+			break
+		}
+		if ok, err = check(); err != nil || ok {
+			break
+		}
+	}
+	if err != nil {
+		return Result{}, err
+	}
+	res.After = time.Since(start)
+	if !ok {
+		res.Status = StatusTimeout
+	}
+	if res.Status == StatusReady {
+		if err := db.SetAgentState(ctx, req.Team, req.Name, run, mailbox.StateReady, 0, nil); err != nil {
+			return Result{}, err
+		}
+	}
+	if res.Status == StatusExited {
+		// The supervisor may still be writing the code; give it a moment.
+		waitForExitRecord(ctx, db, req.Team, req.Name, run)
+	}
+	res.Agent, err = db.Agent(ctx, req.Team, req.Name)
+	return res, err
+}
+
+func waitForExitRecord(ctx context.Context, db *mailbox.DB, team, name, run string) {
+	db.Watch(ctx, time.Now().Add(5*time.Second), pollInterval, func() (bool, error) {
+		a, err := db.Agent(ctx, team, name)
+		return err != nil || a.Run != run || a.ExitCode != nil, nil
+	})
+}
+
+// foreground supervises the agent on spawn's own terminal: the handshake is
+// watched alongside, and spawn returns when the agent exits.
+func foreground(ctx context.Context, db *mailbox.DB, t *agenttype.Type, spec launch.Spec, req Request, res Result, start time.Time) (Result, error) {
+	type outcome struct {
+		code int
+		err  error
+	}
+	done := make(chan outcome, 1)
+	go func() {
+		code, err := launch.Supervise(ctx, spec, db, req.Stdout, req.Stderr, req.Stdin)
+		done <- outcome{code, err}
+	}()
+	o := <-done
+	res.After = time.Since(start)
+	if o.err != nil {
+		return Result{}, o.err
+	}
+	res.Status = StatusExited
+	if t.Conf.Handshake != agenttype.HandshakeActAs {
+		res.Status = StatusUnconfirmed
+	} else if ok, err := db.ConsumeReady(ctx, spec.Team, spec.Name, spec.Run); err == nil && ok {
+		res.Status = StatusReady
+	}
+	var err error
+	res.Agent, err = db.Agent(ctx, req.Team, req.Name)
+	return res, err
+}
+
+// stopLive refuses to start a second copy of a live agent, or with Replace
+// stops the live one (SIGTERM to its session, then SIGKILL) first.
+func stopLive(ctx context.Context, db *mailbox.DB, req Request) error {
+	a, err := db.Agent(ctx, req.Team, req.Name)
+	if errors.Is(err, mailbox.ErrNotFound) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	live := a.State != mailbox.StateExited && a.State != mailbox.StateFailed && proc.Alive(a.PID)
+	if !live {
+		return nil
+	}
+	if !req.Replace {
+		return fmt.Errorf("%w: %s/%s (run %s, pid %d); pass --replace to stop it and start again", ErrAlive, req.Team, req.Name, a.Run, a.PID)
+	}
+	// The supervisor leads its own session (setsid), so its agent is in
+	// the same process group.
+	syscall.Kill(-a.PID, syscall.SIGTERM)
+	syscall.Kill(a.PID, syscall.SIGTERM)
+	deadline := time.Now().Add(10 * time.Second)
+	for proc.Alive(a.PID) && time.Now().Before(deadline) {
+		time.Sleep(50 * time.Millisecond)
+	}
+	if proc.Alive(a.PID) {
+		syscall.Kill(-a.PID, syscall.SIGKILL)
+		syscall.Kill(a.PID, syscall.SIGKILL)
+	}
+	return nil
+}
+
+// NewRun is a launch id: sortable by time, unique by its random tail.
+func NewRun(now time.Time) string {
+	var b [4]byte
+	rand.Read(b[:])
+	return now.UTC().Format("20060102T150405Z") + "-" + hex.EncodeToString(b[:])
+}
+
+// AgentEnv is the agent's environment: the spawner's, less the type's
+// unset_env, plus the type's env.NAME entries, plus teamkit's identity
+// (which nothing overrides; an empty value is removed).
+func AgentEnv(environ []string, conf agenttype.Conf, identity map[string]string) []string {
+	drop := map[string]bool{}
+	for _, n := range conf.UnsetEnv {
+		drop[n] = true
+	}
+	set := map[string]string{}
+	var order []string
+	put := func(k, v string) {
+		if _, ok := set[k]; !ok {
+			order = append(order, k)
+		}
+		set[k] = v
+	}
+	for _, kv := range environ {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok || drop[k] {
+			continue
+		}
+		put(k, v)
+	}
+	for _, e := range conf.Env {
+		put(e.Name, e.Value)
+	}
+	for _, k := range []string{"TEAMKIT_DB", "TEAMKIT_TEAM", "TEAMKIT_AGENT", "TEAMKIT_RUN", "TEAMKIT_ISSUE"} {
+		if identity[k] == "" {
+			delete(set, k)
+			continue
+		}
+		put(k, identity[k])
+	}
+	out := make([]string, 0, len(set))
+	for _, k := range order {
+		if v, ok := set[k]; ok {
+			out = append(out, k+"="+v)
+		}
+	}
+	return out
+}
+
+// Executable finds the spawn binary, which is also the run supervisor:
+// this process itself when it is spawn, else the spawn installed beside it
+// (resume re-spawns agents), else spawn on PATH.
+func Executable() (string, error) {
+	self, err := os.Executable()
+	if err != nil {
+		return "", fmt.Errorf("find the spawn executable: %w", err)
+	}
+	if filepath.Base(self) == "spawn" {
+		return self, nil
+	}
+	sibling := filepath.Join(filepath.Dir(self), "spawn")
+	if st, err := os.Stat(sibling); err == nil && st.Mode()&0o111 != 0 {
+		return sibling, nil
+	}
+	p, err := exec.LookPath("spawn")
+	if err != nil {
+		return "", fmt.Errorf("find the spawn executable (it runs each agent's supervisor): %w", err)
+	}
+	return filepath.Abs(p)
+}

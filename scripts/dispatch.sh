@@ -1,0 +1,51 @@
+#!/bin/sh
+# dispatch.sh — hand one task to one agent and wait for its reply.
+#
+#   scripts/dispatch.sh TEAM TYPE AGENT TASK
+#
+# 1. queue the task in the agent's inbox (before the agent exists: the
+#    briefing tells it to drain its inbox first thing);
+# 2. spawn the agent and, for handshake types, block until its own run
+#    marks ready;
+# 3. wait for the reply in the dispatcher's inbox;
+# 4. make sure nothing the team was sent sits unread.
+#
+# Environment: TEAMKIT_DB (the mailbox), DISPATCHER (our inbox name, default
+# "dispatch"), REPLY_WAIT (default 600s), STALE_MIN (default 10).
+# Exit: 0 reply received; 2 the agent never became ready, or no reply came
+# in time, or stale messages remain; 1 a teamkit command failed; 64 usage.
+set -u
+
+if [ $# -ne 4 ]; then
+	echo "usage: dispatch.sh TEAM TYPE AGENT TASK" >&2
+	exit 64
+fi
+team=$1 type=$2 agent=$3 task=$4
+me=${DISPATCHER:-dispatch}
+
+# "--" ends the flags, so a task that starts with "-" is still a task.
+id=$(inbox send "$team" "$agent" --from "$me" -- "$task") || exit 1
+echo "dispatch: queued $id for $team/$agent"
+
+spawn "$type" "$agent" --team "$team"
+case $? in
+0) ;;
+2)
+	echo "dispatch: $team/$agent did not become ready (see the status line and log above)" >&2
+	exit 2
+	;;
+*) exit 1 ;;
+esac
+
+inbox "$team" "$me" --wait "${REPLY_WAIT:-600s}"
+case $? in
+0) ;;
+2)
+	echo "dispatch: no reply from $team/$agent in ${REPLY_WAIT:-600s}" >&2
+	exit 2
+	;;
+*) exit 1 ;;
+esac
+
+# Anything still unread past STALE_MIN minutes is somebody's lost work.
+stale "$team" --min "${STALE_MIN:-10}"

@@ -1,0 +1,84 @@
+package teamkit_test
+
+import (
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"testing"
+
+	"github.com/rogpeppe/go-internal/testscript"
+
+	"github.com/teamkit/teamkit/pkg/cmd/inbox"
+	"github.com/teamkit/teamkit/pkg/cmd/ready"
+	"github.com/teamkit/teamkit/pkg/cmd/spawn"
+	"github.com/teamkit/teamkit/pkg/cmd/stale"
+	"github.com/teamkit/teamkit/pkg/command"
+)
+
+// The end-to-end scripts in testdata/script run the real commands, as a
+// user runs them: testscript installs this test binary under each command's
+// name on the scripts' PATH, so agents that spawn starts can call them too.
+var commands = map[string]command.App{
+	"inbox": inbox.App,
+	"stale": stale.App,
+	"ready": ready.App,
+	"spawn": spawn.App,
+}
+
+func TestMain(m *testing.M) {
+	mains := map[string]func(){}
+	for name, app := range commands {
+		mains[name] = func() { os.Exit(command.Main(app)) }
+	}
+	testscript.Main(m, mains)
+}
+
+func TestScripts(t *testing.T) {
+	testscript.Run(t, testscript.Params{
+		Dir:                 "testdata/script",
+		RequireExplicitExec: false,
+		Setup: func(e *testscript.Env) error {
+			work := e.Getenv("WORK")
+			e.Setenv("HOME", filepath.Join(work, "home"))
+			e.Setenv("XDG_STATE_HOME", filepath.Join(work, "state"))
+			e.Setenv("XDG_CONFIG_HOME", filepath.Join(work, "config"))
+			e.Setenv("TEAMKIT_DB", filepath.Join(work, "team.db"))
+			e.Setenv("USER", "tester")
+			root, err := os.Getwd() // the repository root, where this file is
+			if err != nil {
+				return err
+			}
+			e.Setenv("TEAMKIT_ROOT", root)
+			return nil
+		},
+		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
+			"expect": expectExit,
+		},
+	})
+}
+
+// expectExit runs "expect N cmd args…": cmd must exit with status N, and
+// its stdout and stderr are kept for the stdout/stderr checks that follow.
+func expectExit(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) < 2 {
+		ts.Fatalf("usage: expect <status> <command> [args...]")
+	}
+	want, err := strconv.Atoi(args[0])
+	if err != nil {
+		ts.Fatalf("expect: bad status %q", args[0])
+	}
+	err = ts.Exec(args[1], args[2:]...)
+	got := 0
+	var ee *exec.ExitError
+	switch {
+	case errors.As(err, &ee):
+		got = ee.ExitCode()
+	case err != nil:
+		ts.Fatalf("expect: %v", err)
+	}
+	if got != want {
+		ts.Fatalf("%s exited %d, want %d", args[1], got, want)
+	}
+}
