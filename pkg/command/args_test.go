@@ -1,0 +1,48 @@
+package command
+
+import (
+	"reflect"
+	"testing"
+
+	"github.com/urfave/cli/v2"
+)
+
+func TestNormalize(t *testing.T) {
+	app := &cli.App{
+		Flags: []cli.Flag{&cli.Float64Flag{Name: "min"}, &cli.BoolFlag{Name: "json"}},
+		Commands: []*cli.Command{
+			{Name: "send", Flags: []cli.Flag{&cli.StringFlag{Name: "from"}, &cli.StringFlag{Name: "subject"}}},
+			{Name: "drain", Flags: []cli.Flag{&cli.BoolFlag{Name: "peek"}, &cli.IntFlag{Name: "limit"}}},
+		},
+	}
+	cases := []struct {
+		def  string
+		in   []string
+		want []string
+	}{
+		{"", []string{"stale", "myteam", "--min", "10"}, []string{"stale", "--min", "10", "--", "myteam"}},
+		{"", []string{"stale", "--json", "myteam"}, []string{"stale", "--json", "--", "myteam"}},
+		{"drain", []string{"inbox", "t", "w1", "--peek", "--limit", "3"}, []string{"inbox", "drain", "--peek", "--limit", "3", "--", "t", "w1"}},
+		{"drain", []string{"inbox", "send", "t", "w1", "--from", "lead", "--", "-body"}, []string{"inbox", "send", "--from", "lead", "--", "t", "w1", "-body"}},
+		{"drain", []string{"inbox", "--subject", "-x", "send", "t", "w1", "b"}, []string{"inbox", "send", "--subject", "-x", "--", "t", "w1", "b"}},
+		{"drain", []string{"inbox", "send", "t", "w1", "-"}, []string{"inbox", "send", "--", "t", "w1", "-"}},
+		{"drain", []string{"inbox", "--from=lead", "send", "t"}, []string{"inbox", "send", "--from=lead", "--", "t"}},
+		{"drain", []string{"inbox", "--help"}, []string{"inbox", "--help"}},
+		{"drain", []string{"inbox"}, []string{"inbox", "drain"}},
+	}
+	for _, c := range cases {
+		if got := normalize(app, c.def, c.in); !reflect.DeepEqual(got, c.want) {
+			t.Errorf("normalize(%q) = %q, want %q", c.in, got, c.want)
+		}
+	}
+}
+
+func TestQuoteValue(t *testing.T) {
+	for in, want := range map[string]string{
+		"plain": "plain", "": `""`, "two words": `"two words"`, "a=b": `"a=b"`, "tab\t": `"tab\t"`, "é": "é",
+	} {
+		if got := QuoteValue(in); got != want {
+			t.Errorf("QuoteValue(%q) = %s, want %s", in, got, want)
+		}
+	}
+}
