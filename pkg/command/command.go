@@ -113,6 +113,9 @@ type App struct {
 func Main(app App) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	// After the first signal, the default action again: a second Ctrl-C
+	// stops a command that is blocked where it cannot see ctx.
+	go func() { <-ctx.Done(); stop() }()
 	return Run(ctx, app, OS(), os.Args)
 }
 

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -40,12 +41,18 @@ func DBPath(c *cli.Context, env *Env) (path string, explicit bool) {
 	return filepath.Join(StateHome(env), "teamkit", "teamkit.db"), false
 }
 
-// StateHome is $XDG_STATE_HOME, or ~/.local/state when unset.
+// StateHome is $XDG_STATE_HOME, or ~/.local/state when unset. A relative
+// XDG_STATE_HOME is ignored, as the XDG spec says; with no usable HOME
+// either, it falls back to the system temporary directory rather than to a
+// path relative to wherever cron happened to start the command.
 func StateHome(env *Env) string {
-	if d := env.Getenv("XDG_STATE_HOME"); d != "" {
+	if d := env.Getenv("XDG_STATE_HOME"); filepath.IsAbs(d) {
 		return d
 	}
-	return filepath.Join(env.Getenv("HOME"), ".local", "state")
+	if h := env.Getenv("HOME"); filepath.IsAbs(h) {
+		return filepath.Join(h, ".local", "state")
+	}
+	return filepath.Join(os.TempDir(), "teamkit-state")
 }
 
 // OpenMailbox opens (creating and migrating if needed) the command's mailbox.

@@ -28,6 +28,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -116,9 +117,13 @@ func LookPath(argv0 string, env []string) (string, error) {
 
 // Supervise runs the agent of spec to its end and returns its exit code (128
 // plus the signal number when a signal killed it). It records the run as
-// running with this process's pid, then as exited with the code. stdout and
-// stderr are where the agent's output goes; SIGINT, SIGTERM and SIGHUP are
-// passed on to the agent.
+// running with this process's pid, then as exited with the code, and notes
+// both in the run's log. stdout and stderr are where the agent's output goes.
+//
+// SIGTERM sent to the supervisor is passed on to the agent. SIGINT and SIGHUP
+// are not: they come from the terminal (tmux, foreground) or are sent to the
+// process group, and so reach the agent already; passing them on would
+// deliver them twice, and some agent CLIs quit on a second Ctrl-C.
 func Supervise(ctx context.Context, spec Spec, db *mailbox.DB, stdout, stderr io.Writer, stdin io.Reader) (int, error) {
 	path, err := LookPath(spec.Argv[0], spec.Env)
 	if err != nil {
@@ -142,8 +147,9 @@ func Supervise(ctx context.Context, spec Spec, db *mailbox.DB, stdout, stderr io
 		recordExit(db, spec, 127)
 		return 127, fmt.Errorf("start %s: %w", spec.Argv[0], err)
 	}
+	note(spec, "agent %s/%s run %s started, pid %d", spec.Team, spec.Name, spec.Run, cmd.Process.Pid)
 	if err := db.SetAgentState(ctx, spec.Team, spec.Name, spec.Run, mailbox.StateRunning, os.Getpid(), nil); err != nil {
-		fmt.Fprintf(stderr, "teamkit: %v\n", err)
+		note(spec, "%v", err)
 	}
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
@@ -151,22 +157,47 @@ func Supervise(ctx context.Context, spec Spec, db *mailbox.DB, stdout, stderr io
 	for waiting := true; waiting; {
 		select {
 		case s := <-sigs:
-			cmd.Process.Signal(s)
+			if s == syscall.SIGTERM {
+				cmd.Process.Signal(s)
+			}
 		case waitErr = <-done:
 			waiting = false
 		}
 	}
 	code := ExitCode(cmd.ProcessState, waitErr)
+	note(spec, "agent %s/%s run %s exited with code %d", spec.Team, spec.Name, spec.Run, code)
 	recordExit(db, spec, code)
 	return code, nil
 }
 
-// recordExit stores the exit code. It uses a fresh context: the run is over
-// even when the supervisor was told to stop, and the record must still land.
+// note appends one line to the run's log, in every launch mode.
+func note(spec Spec, format string, args ...any) {
+	if spec.Log == "" {
+		return
+	}
+	f, err := os.OpenFile(spec.Log, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	if err != nil {
+		return
+	}
+	defer f.Close()
+	fmt.Fprintf(f, "teamkit: "+format+"\n", args...)
+}
+
+// recordExit stores the exit code. It uses a fresh context, since the run is
+// over even when the supervisor was told to stop, and retries: the exit
+// record is how spawn and stale learn the agent is gone.
 func recordExit(db *mailbox.DB, spec Spec, code int) {
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	db.SetAgentState(ctx, spec.Team, spec.Name, spec.Run, mailbox.StateExited, 0, &code)
+	var err error
+	for attempt, wait := 0, 100*time.Millisecond; attempt < 5; attempt, wait = attempt+1, wait*2 {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		err = db.SetAgentState(ctx, spec.Team, spec.Name, spec.Run, mailbox.StateExited, 0, &code)
+		cancel()
+		if err == nil {
+			return
+		}
+		time.Sleep(wait)
+	}
+	note(spec, "could not record the exit code: %v", err)
 }
 
 // ExitCode is the shell's view of how a process ended.
@@ -218,41 +249,56 @@ func Background(self, specPath, logPath string, env []string) (int, error) {
 // ErrNoTmux is returned when a type asks for tmux and none is installed.
 var ErrNoTmux = errors.New("this type launches in tmux, but tmux is not installed (install it, or use a type with launch=background)")
 
-// Tmux opens a window named name in the tmux session named team (created,
-// detached, when absent) running "self __run specPath". env is the
+// Tmux opens a window named name in the tmux session for team (created,
+// detached, when absent) running "self __run specPath", and returns the
+// pane's pid: the supervisor, which tmux execs directly. env is the
 // environment of the tmux client (TMUX_TMPDIR and TMUX select the server).
-func Tmux(ctx context.Context, self, specPath, team, name string, env []string) error {
+func Tmux(ctx context.Context, self, specPath, team, name string, env []string) (int, error) {
 	tmux, err := LookPath("tmux", env)
 	if err != nil {
-		return ErrNoTmux
+		return 0, ErrNoTmux
 	}
 	for _, p := range []string{self, specPath} {
 		if !safePath(p) {
-			return fmt.Errorf("path %q has characters tmux could misread; set XDG_STATE_HOME to a plain path", p)
+			return 0, fmt.Errorf("path %q has characters tmux could misread; set XDG_STATE_HOME to a plain path", p)
 		}
 	}
-	run := func(args ...string) ([]byte, error) {
+	run := func(args ...string) (string, error) {
 		c := exec.CommandContext(ctx, tmux, args...)
 		c.Env = env
-		return c.CombinedOutput()
+		out, err := c.CombinedOutput()
+		return strings.TrimSpace(string(out)), err
 	}
+	session := TmuxSession(team)
 	window := []string{self, "__run", specPath}
-	var out []byte
-	if _, err := run("has-session", "-t", "="+team); err != nil {
-		out, err = run(append([]string{"new-session", "-d", "-s", team, "-n", name, "--"}, window...)...)
-		if err == nil {
-			return nil
-		}
-		// Another spawn of the same team may have created it meanwhile.
-		if _, herr := run("has-session", "-t", "="+team); herr != nil {
-			return fmt.Errorf("tmux new-session: %s", strings.TrimSpace(string(out)))
+	out, err := "", error(nil)
+	if _, err = run("has-session", "-t", "="+session); err != nil {
+		out, err = run(append([]string{"new-session", "-d", "-P", "-F", "#{pane_pid}", "-s", session, "-n", name, "--"}, window...)...)
+		if err != nil {
+			// Another spawn of the same team may have created it meanwhile.
+			if _, herr := run("has-session", "-t", "="+session); herr != nil {
+				return 0, fmt.Errorf("tmux new-session: %s", out)
+			}
 		}
 	}
-	out, err = run(append([]string{"new-window", "-d", "-t", "=" + team + ":", "-n", name, "--"}, window...)...)
+	if err != nil || out == "" {
+		out, err = run(append([]string{"new-window", "-d", "-P", "-F", "#{pane_pid}", "-t", "=" + session + ":", "-n", name, "--"}, window...)...)
+		if err != nil {
+			return 0, fmt.Errorf("tmux new-window: %s", out)
+		}
+	}
+	pid, err := strconv.Atoi(out)
 	if err != nil {
-		return fmt.Errorf("tmux new-window: %s", strings.TrimSpace(string(out)))
+		return 0, fmt.Errorf("tmux did not report the window's pid (%q)", out)
 	}
-	return nil
+	return pid, nil
+}
+
+// TmuxSession is the tmux session for a team: tmux reads "." and ":" in a
+// target as separators (and renames a session holding them), so they become
+// "_".
+func TmuxSession(team string) string {
+	return strings.NewReplacer(".", "_", ":", "_").Replace(team)
 }
 
 // safePath holds only characters that mean nothing to a shell, in case a

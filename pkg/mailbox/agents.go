@@ -85,17 +85,32 @@ func (d *DB) RecordLaunch(ctx context.Context, a Agent) error {
 
 // SetAgentState updates the state (and pid when pid > 0, exit code when
 // code != nil) of the agent's launch run. A write for an older run is
-// ignored, so a late supervisor can't overwrite a newer launch.
+// ignored, so a late supervisor can't overwrite a newer launch; and once a
+// run has ended (exited, failed) only another end state may replace that, so
+// a watcher that saw the mark late can't hide the exit code.
 func (d *DB) SetAgentState(ctx context.Context, team, name, run, state string, pid int, code *int) error {
 	var exit any
 	if code != nil {
 		exit = *code
 	}
+	guard := ""
+	if state != StateExited && state != StateFailed {
+		guard = ` AND state NOT IN ('` + StateExited + `', '` + StateFailed + `')`
+	}
 	_, err := d.db.ExecContext(ctx,
 		`UPDATE agents SET state = ?, pid = CASE WHEN ? > 0 THEN ? ELSE pid END,
 		   exit_code = COALESCE(?, exit_code), updated_at = ?
-		 WHERE team = ? AND name = ? AND run = ?`,
+		 WHERE team = ? AND name = ? AND run = ?`+guard,
 		state, pid, pid, exit, nanos(d.now()), team, name, run)
+	return d.fail("update agent", err)
+}
+
+// SetAgentPID records the run's supervisor pid unless the supervisor has
+// already recorded itself.
+func (d *DB) SetAgentPID(ctx context.Context, team, name, run string, pid int) error {
+	_, err := d.db.ExecContext(ctx,
+		`UPDATE agents SET pid = ?, updated_at = ? WHERE team = ? AND name = ? AND run = ? AND pid = 0`,
+		pid, nanos(d.now()), team, name, run)
 	return d.fail("update agent", err)
 }
 

@@ -196,12 +196,15 @@ func Spawn(ctx context.Context, db *mailbox.DB, finder agenttype.Finder, req Req
 	case agenttype.LaunchForeground:
 		return foreground(ctx, db, t, spec, req, res, start)
 	case agenttype.LaunchTmux:
-		err = launch.Tmux(ctx, req.Self, specFile, req.Team, req.Name, env)
+		// tmux gets the spawner's environment without the agent's identity:
+		// a tmux server it starts keeps that environment for every later
+		// window. The agent's own environment travels in the spec.
+		agent.PID, err = launch.Tmux(ctx, req.Self, specFile, req.Team, req.Name, AgentEnv(req.Environ, agenttype.Conf{}, nil))
 	default:
 		agent.PID, err = launch.Background(req.Self, specFile, logFile, env)
-		if err == nil {
-			err = db.SetAgentState(ctx, req.Team, req.Name, run, mailbox.StateStarting, agent.PID, nil)
-		}
+	}
+	if err == nil {
+		err = db.SetAgentPID(ctx, req.Team, req.Name, run, agent.PID)
 	}
 	if err != nil {
 		db.SetAgentState(context.Background(), req.Team, req.Name, run, mailbox.StateFailed, 0, nil)
@@ -343,15 +346,16 @@ func stopLive(ctx context.Context, db *mailbox.DB, req Request) error {
 	if !req.Replace {
 		return fmt.Errorf("%w: %s/%s (run %s, pid %d); pass --replace to stop it and start again", ErrAlive, req.Team, req.Name, a.Run, a.PID)
 	}
-	// The supervisor leads its own session (setsid), so its agent is in
-	// the same process group.
-	syscall.Kill(-a.PID, syscall.SIGTERM)
+	// The supervisor passes SIGTERM on to its agent; signalling the whole
+	// group as well would deliver it twice.
 	syscall.Kill(a.PID, syscall.SIGTERM)
 	deadline := time.Now().Add(10 * time.Second)
 	for proc.Alive(a.PID) && time.Now().Before(deadline) {
 		time.Sleep(50 * time.Millisecond)
 	}
 	if proc.Alive(a.PID) {
+		// The supervisor leads its own session (setsid; tmux does the same
+		// for a pane), so its agent is in its process group.
 		syscall.Kill(-a.PID, syscall.SIGKILL)
 		syscall.Kill(a.PID, syscall.SIGKILL)
 	}

@@ -14,9 +14,11 @@
 package inbox
 
 import (
-	"bufio"
+	"bytes"
+	"errors"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 	"text/tabwriter"
 	"text/template"
@@ -273,25 +275,48 @@ func printer(c *cli.Context, w io.Writer) (func([]mailbox.Message) error, error)
 	}
 	asJSON := c.Bool("json")
 	return func(msgs []mailbox.Message) error {
-		bw := bufio.NewWriter(w)
+		var buf bytes.Buffer
 		for _, m := range msgs {
 			var err error
 			switch {
 			case asJSON:
-				err = command.JSON(bw, m)
+				err = command.JSON(&buf, m)
 			case tmpl != nil:
-				if err = tmpl.Execute(bw, m); err == nil {
-					err = bw.WriteByte('\n')
+				if err = tmpl.Execute(&buf, m); err == nil {
+					err = buf.WriteByte('\n')
 				}
 			default:
-				err = writeMessage(bw, m)
+				err = writeMessage(&buf, m)
 			}
 			if err != nil {
 				return fmt.Errorf("print message %d: %w", m.ID, err)
 			}
 		}
-		return bw.Flush()
+		return writeBounded(w, buf.Bytes())
 	}, nil
+}
+
+// writeTimeout bounds how long a drain waits for its reader. The batch is
+// written while the drain holds the mailbox's write lock (so the read mark
+// can only follow a complete write), and a reader that stalls — a pager, a
+// stuck pipe — must not hold every other command of the team at bay.
+const writeTimeout = 5 * time.Second
+
+// writeBounded writes data to w, giving up after writeTimeout when w is a
+// pipe or terminal (files and buffers never block long).
+func writeBounded(w io.Writer, data []byte) error {
+	if f, ok := w.(*os.File); ok && f.SetWriteDeadline(time.Now().Add(writeTimeout)) == nil {
+		defer f.SetWriteDeadline(time.Time{})
+		if _, err := f.Write(data); err != nil {
+			if errors.Is(err, os.ErrDeadlineExceeded) {
+				return fmt.Errorf("the reader of stdout took longer than %s; nothing was marked read", writeTimeout)
+			}
+			return err
+		}
+		return nil
+	}
+	_, err := w.Write(data)
+	return err
 }
 
 // writeMessage is the readable form: a header line, then the body as sent.

@@ -76,6 +76,9 @@ func run(c *cli.Context, env *command.Env) error {
 		}
 	}
 	task := c.String("task")
+	if c.Duration("timeout") < 0 {
+		return command.Usagef("--timeout must be positive")
+	}
 	if f := c.String("task-file"); f != "" {
 		if task != "" {
 			return command.Usagef("give --task or --task-file, not both")
@@ -197,18 +200,25 @@ func supervise(c *cli.Context, env *command.Env) error {
 	if c.NArg() != 1 {
 		return command.Usagef("usage: spawn __run <spec>")
 	}
-	spec, err := launch.ReadSpec(c.Args().First())
+	specPath := c.Args().First()
+	spec, err := launch.ReadSpec(specPath)
 	if err != nil {
 		return err
 	}
-	db, err := mailbox.Open(c.Context, spec.DB, mailbox.Options{})
+	// The spec holds the spawner's whole environment, secrets included;
+	// it has served its purpose once read.
+	os.Remove(specPath)
+	db, err := command.OpenMailbox(c.Context, c, &command.Env{Getenv: func(k string) string {
+		if k == "TEAMKIT_DB" {
+			return spec.DB
+		}
+		return env.Getenv(k)
+	}, Now: env.Now})
 	if err != nil {
 		return err
 	}
 	defer db.Close()
-	stdin := env.Stdin
-	code, err := launch.Supervise(c.Context, spec, db, env.Stdout, env.Stderr, stdin)
-	fmt.Fprintf(env.Stderr, "teamkit: agent %s/%s run %s exited with code %d\n", spec.Team, spec.Name, spec.Run, code)
+	code, err := launch.Supervise(c.Context, spec, db, env.Stdout, env.Stderr, env.Stdin)
 	if err != nil {
 		return err
 	}

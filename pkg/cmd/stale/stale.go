@@ -10,6 +10,8 @@
 package stale
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
 	"text/tabwriter"
 	"time"
@@ -49,6 +51,30 @@ type Row struct {
 	Agent      *mailbox.Agent `json:"agent"`
 }
 
+// MarshalJSON adds age_seconds, recipient and agent to the message object:
+// without it the embedded Message's MarshalJSON is promoted and they are
+// silently dropped.
+func (r Row) MarshalJSON() ([]byte, error) {
+	msg, err := r.Message.MarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	var extra bytes.Buffer
+	enc := json.NewEncoder(&extra)
+	enc.SetEscapeHTML(false)
+	err = enc.Encode(struct {
+		AgeSeconds int64          `json:"age_seconds"`
+		Recipient  string         `json:"recipient"`
+		Agent      *mailbox.Agent `json:"agent"`
+	}{r.AgeSeconds, r.Recipient, r.Agent})
+	if err != nil {
+		return nil, err
+	}
+	// {"id":…,"read_at":…} + {"age_seconds":…} → {"id":…,"read_at":…,"age_seconds":…}
+	out := append(bytes.TrimSuffix(msg, []byte("}")), ',')
+	return append(out, bytes.TrimSpace(extra.Bytes())[1:]...), nil
+}
+
 func run(c *cli.Context, env *command.Env) error {
 	team, _, rest, err := command.Identity(env, c.Args().Slice(), 1)
 	if err != nil {
@@ -64,8 +90,8 @@ func run(c *cli.Context, env *command.Env) error {
 		}
 	}
 	mins := c.Float64("min")
-	if mins < 0 {
-		return command.Usagef("--min must be 0 or more")
+	if !(mins >= 0 && mins <= 1e8) { // also refuses NaN and Inf
+		return command.Usagef("--min must be a number of minutes from 0 to 100000000")
 	}
 	db, err := command.OpenMailbox(c.Context, c, env)
 	if err != nil {
