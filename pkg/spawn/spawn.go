@@ -24,8 +24,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/gofrs/flock"
-
 	"github.com/teamkit/teamkit/pkg/agenttype"
 	"github.com/teamkit/teamkit/pkg/briefing"
 	"github.com/teamkit/teamkit/pkg/launch"
@@ -67,7 +65,7 @@ type Request struct {
 	Replace bool
 	// DBPath is exported to the agent as TEAMKIT_DB (made absolute).
 	DBPath string
-	// StateDir holds run files (briefings, logs, specs), locks and the
+	// StateDir holds run files (briefings, logs, specs) and the
 	// built-in types written out: $XDG_STATE_HOME/teamkit.
 	StateDir string
 	// Environ is the spawner's environment, which the agent inherits.
@@ -118,11 +116,10 @@ func Spawn(ctx context.Context, db *mailbox.DB, finder agenttype.Finder, req Req
 		return Result{}, err
 	}
 
-	lockDir := filepath.Join(req.StateDir, "locks", req.Team)
-	if err := os.MkdirAll(lockDir, 0o700); err != nil {
-		return Result{}, fmt.Errorf("create lock directory: %w", err)
+	lock, err := db.Lock(req.Team, req.Name+".spawn")
+	if err != nil {
+		return Result{}, err
 	}
-	lock := flock.New(filepath.Join(lockDir, req.Name+".spawn.lock"))
 	locked, err := lock.TryLock()
 	if err != nil {
 		return Result{}, fmt.Errorf("lock agent %s/%s: %w", req.Team, req.Name, err)
