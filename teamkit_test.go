@@ -2,6 +2,7 @@ package teamkit_test
 
 import (
 	"errors"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -10,21 +11,26 @@ import (
 
 	"github.com/rogpeppe/go-internal/testscript"
 
+	"github.com/teamkit/teamkit/pkg/cmd/ask"
 	"github.com/teamkit/teamkit/pkg/cmd/inbox"
 	"github.com/teamkit/teamkit/pkg/cmd/ready"
+	"github.com/teamkit/teamkit/pkg/cmd/resume"
 	"github.com/teamkit/teamkit/pkg/cmd/spawn"
 	"github.com/teamkit/teamkit/pkg/cmd/stale"
 	"github.com/teamkit/teamkit/pkg/command"
+	"github.com/teamkit/teamkit/pkg/github/githubtest"
 )
 
 // The end-to-end scripts in testdata/script run the real commands, as a
 // user runs them: testscript installs this test binary under each command's
 // name on the scripts' PATH, so agents that spawn starts can call them too.
 var commands = map[string]command.App{
-	"inbox": inbox.App,
-	"stale": stale.App,
-	"ready": ready.App,
-	"spawn": spawn.App,
+	"inbox":  inbox.App,
+	"stale":  stale.App,
+	"ready":  ready.App,
+	"spawn":  spawn.App,
+	"ask":    ask.App,
+	"resume": resume.App,
 }
 
 func TestMain(m *testing.M) {
@@ -51,10 +57,26 @@ func TestScripts(t *testing.T) {
 				return err
 			}
 			e.Setenv("TEAMKIT_ROOT", root)
+			// A fake GitHub API per script, driven by ghfake (see
+			// escalate_test.go), and no way to reach a real gh login.
+			fake := githubtest.New()
+			srv := httptest.NewServer(fake)
+			e.Defer(srv.Close)
+			e.Values[fakeKey{}] = fake
+			e.Setenv("GITHUB_API_URL", srv.URL)
+			e.Setenv("GH_TOKEN", githubtest.DefaultToken)
+			e.Setenv("GH_PATH", filepath.Join(work, "no-gh"))
+			e.Setenv("GH_CONFIG_DIR", filepath.Join(work, "gh-config"))
+			e.Values[varsKey{}] = append([]string(nil), e.Vars...)
 			return nil
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
-			"expect": expectExit,
+			"expect":    expectExit,
+			"ghfake":    ghFake,
+			"waitfor":   waitFor,
+			"waitagent": waitAgent,
+			"parallel":  parallel,
+			"fenced":    fenced,
 		},
 	})
 }

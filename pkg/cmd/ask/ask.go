@@ -1,0 +1,331 @@
+// Package ask is the ask command: escalate a question to a human, durably.
+//
+//	ask [QUESTION|-] [--team T] [--name N] [--issue OWNER/REPO#N] [--approval] [--json]
+//	ask list <team> [--state awaiting|answered|all] [--json]
+//	ask answer <id> [TEXT|-] [--approve | --reject] [--json]
+//
+// Inside an agent started by spawn, ask takes the agent's identity (team,
+// name, run, issue) from the environment. The question is recorded as an
+// awaiting ask first; with an issue it is then posted there as a comment
+// with a hidden marker, once per run however often ask is re-run. Without an
+// issue it waits on the local channel for `ask answer`. The agent then exits:
+// `resume` starts it again with the answer.
+package ask
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/teamkit/teamkit/pkg/cmd/inbox"
+	"github.com/teamkit/teamkit/pkg/command"
+	"github.com/teamkit/teamkit/pkg/escalate"
+	"github.com/teamkit/teamkit/pkg/github"
+	"github.com/teamkit/teamkit/pkg/mailbox"
+	"github.com/teamkit/teamkit/pkg/names"
+)
+
+// App is the ask command.
+var App = command.App{Build: build}
+
+func build(env *command.Env) *cli.App {
+	return &cli.App{
+		Name:      "ask",
+		Usage:     "escalate a question (or a request for approval) to a human, durably",
+		ArgsUsage: "[QUESTION|-]",
+		Description: "Inside an agent started by spawn, the team, name, run and issue come from $TEAMKIT_TEAM, $TEAMKIT_AGENT,\n" +
+			"$TEAMKIT_RUN and $TEAMKIT_ISSUE. The question is read from stdin when absent or '-'.\n" +
+			"GitHub: API base $GITHUB_API_URL, token $GH_TOKEN, $GITHUB_TOKEN or the gh login.\n" +
+			"Slack mirror (optional): $TEAMKIT_SLACK_WEBHOOK.\n" +
+			"Exit status: 0 recorded (and posted), 1 failure (the ask stays recorded), 64 usage error.",
+		Flags: command.Common(
+			&cli.StringFlag{Name: "team", Usage: "team `T` (default $TEAMKIT_TEAM)"},
+			&cli.StringFlag{Name: "name", Usage: "the asking agent's `NAME` (default $TEAMKIT_AGENT)"},
+			&cli.StringFlag{Name: "issue", Usage: "post on GitHub issue `OWNER/REPO#N` (default $TEAMKIT_ISSUE; none: the local channel)"},
+			&cli.BoolFlag{Name: "approval", Usage: "ask for approval: only /approve or /reject from a decider counts"},
+		),
+		Action: func(c *cli.Context) error { return runAsk(c, env) },
+		Commands: []*cli.Command{
+			{
+				Name:      "list",
+				Usage:     "list a team's asks",
+				ArgsUsage: "<team>",
+				Flags: command.Common(
+					&cli.StringFlag{Name: "state", Value: "awaiting", Usage: "`STATE`: awaiting, answered or all"},
+				),
+				Action: func(c *cli.Context) error { return runList(c, env) },
+			},
+			{
+				Name:      "answer",
+				Usage:     "answer an ask on the local channel (the next resume pass carries it back)",
+				ArgsUsage: "<id> [TEXT|-]",
+				Flags: command.Common(
+					&cli.BoolFlag{Name: "approve", Usage: "approve an approval ask (TEXT is the optional reason)"},
+					&cli.BoolFlag{Name: "reject", Usage: "reject an approval ask (TEXT is the optional reason)"},
+				),
+				Action: func(c *cli.Context) error { return runAnswer(c, env) },
+			},
+		},
+	}
+}
+
+func runAsk(c *cli.Context, env *command.Env) error {
+	args := c.Args().Slice()
+	if len(args) > 1 {
+		return command.Usagef("give the question as one argument (quote it) or on stdin; got %d arguments", len(args))
+	}
+	envTeam, envName := env.Getenv("TEAMKIT_TEAM"), env.Getenv("TEAMKIT_AGENT")
+	team, name := c.String("team"), c.String("name")
+	if team == "" {
+		team = envTeam
+	}
+	if name == "" {
+		name = envName
+	}
+	if team == "" {
+		return command.Usagef("missing --team (or set TEAMKIT_TEAM; spawn sets it for its agents)")
+	}
+	if name == "" {
+		return command.Usagef("missing --name (or set TEAMKIT_AGENT; spawn sets it for its agents)")
+	}
+	for _, n := range [][2]string{{"team", team}, {"agent", name}} {
+		if err := command.CheckName(n[0], n[1]); err != nil {
+			return err
+		}
+	}
+	// The run is the spawned run's own, and only when asking as that agent.
+	run := ""
+	if team == envTeam && name == envName {
+		run = env.Getenv("TEAMKIT_RUN")
+	}
+	issue := c.String("issue")
+	if issue == "" && !c.IsSet("issue") {
+		issue = env.Getenv("TEAMKIT_ISSUE")
+	}
+	if issue != "" {
+		if _, err := github.ParseIssueRef(issue); err != nil {
+			return &command.Error{Code: command.ExitUsage, Err: err}
+		}
+	}
+	question := ""
+	if len(args) == 1 && args[0] != "-" {
+		question = args[0]
+	} else {
+		b, err := io.ReadAll(io.LimitReader(env.Stdin, mailbox.MaxBody+1))
+		if err != nil {
+			return fmt.Errorf("read the question from stdin: %w", err)
+		}
+		question = string(b)
+	}
+	if err := escalate.CheckQuestion(question); err != nil {
+		hint := ""
+		if errors.Is(err, escalate.ErrEmptyQuestion) && len(args) == 0 {
+			hint = "the question is read from stdin when no QUESTION argument is given"
+		}
+		return command.WithHint(&command.Error{Code: command.ExitUsage, Err: err}, hint)
+	}
+	kind := mailbox.KindQuestion
+	if c.Bool("approval") {
+		kind = mailbox.KindApproval
+	}
+
+	db, err := command.OpenMailbox(c.Context, c, env)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	a, created, err := escalate.Record(c.Context, db, mailbox.Ask{Team: team, Agent: name, Run: run, Issue: issue, Kind: kind, Question: question})
+	if errors.Is(err, escalate.ErrAgentNeverLaunch) {
+		return command.WithHint(err, "run ask from inside an agent that spawn started, or name such an agent with --team and --name")
+	}
+	if err != nil {
+		return err
+	}
+	if !created && a.Question != question {
+		fmt.Fprintf(env.Stderr, "ask: run %s already asked (ask %d); that question stands, this one was not recorded\n", run, a.ID)
+	}
+
+	var postErr error
+	if a.Issue != "" && a.CommentID == 0 {
+		gh, err := github.New(github.Options{Getenv: env.Getenv})
+		if err != nil {
+			postErr = escalate.PostFailed(c.Context, db, a, err)
+		} else {
+			_, postErr = escalate.Post(c.Context, db, gh, a, created)
+		}
+		if a, err = db.Ask(c.Context, a.ID); err != nil {
+			return errors.Join(postErr, err)
+		}
+	}
+	if hook := env.Getenv("TEAMKIT_SLACK_WEBHOOK"); hook != "" && created {
+		if err := escalate.MirrorSlack(c.Context, &http.Client{}, hook, a); err != nil {
+			fmt.Fprintf(env.Stderr, "ask: warning: %s (the ask itself is fine)\n", oneLine(err.Error()))
+		}
+	}
+	if err := printAsk(c, env, a); err != nil {
+		return err
+	}
+	if postErr != nil {
+		hint := fmt.Sprintf("ask %d is recorded and awaiting; run ask again to retry (it never posts twice), let resume post it, or answer it with 'ask answer %d'", a.ID, a.ID)
+		if errors.Is(postErr, github.ErrNoToken) {
+			hint = "log in with 'gh auth login', or set GH_TOKEN; " + hint
+		}
+		return command.WithHint(postErr, hint)
+	}
+	if a.State == mailbox.AskAwaiting {
+		if a.Issue == "" {
+			fmt.Fprintf(env.Stderr, "ask: recorded on the local channel; a person answers with 'ask answer %d'. Exit now: the answer comes back in a fresh spawn.\n", a.ID)
+		} else {
+			fmt.Fprintf(env.Stderr, "ask: posted to %s. Exit now: the answer comes back in a fresh spawn.\n", a.Issue)
+		}
+	}
+	return nil
+}
+
+func printAsk(c *cli.Context, env *command.Env, a mailbox.Ask) error {
+	if c.Bool("json") {
+		return command.JSON(env.Stdout, a)
+	}
+	kv := []string{"ask", strconv.FormatInt(a.ID, 10), "state", a.State, "kind", a.Kind}
+	if a.Issue == "" {
+		kv = append(kv, "channel", "local")
+	} else {
+		comment := a.CommentURL
+		if comment == "" {
+			comment = "-"
+		}
+		kv = append(kv, "channel", "github", "issue", a.Issue, "comment", comment)
+	}
+	if a.State == mailbox.AskAnswered {
+		kv = append(kv, "decision", a.Decision, "by", a.DecidedBy)
+	}
+	return command.KV(env.Stdout, kv...)
+}
+
+func runList(c *cli.Context, env *command.Env) error {
+	args := c.Args().Slice()
+	if len(args) > 1 {
+		return command.Usagef("usage: ask list <team> [--state awaiting|answered|all]")
+	}
+	team, _, _, err := command.Identity(env, args, 1)
+	if err != nil {
+		return err
+	}
+	state := c.String("state")
+	switch state {
+	case mailbox.AskAwaiting, mailbox.AskAnswered:
+	case "all":
+		state = ""
+	default:
+		return command.Usagef("--state %q: want awaiting, answered or all", c.String("state"))
+	}
+	db, err := command.OpenMailbox(c.Context, c, env)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	asks, err := db.Asks(c.Context, team, state)
+	if err != nil {
+		return err
+	}
+	if c.Bool("json") {
+		for _, a := range asks {
+			if err := command.JSON(env.Stdout, a); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	tw := tabwriter.NewWriter(env.Stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "ID\tAGENT\tKIND\tSTATE\tCHANNEL\tCREATED\tDECISION\tQUESTION")
+	for _, a := range asks {
+		channel := "local"
+		switch {
+		case a.Issue != "" && a.CommentID != 0:
+			channel = a.Issue
+		case a.Issue != "" && a.PostError != "":
+			channel = a.Issue + " (post failed: " + inbox.FirstLine(a.PostError, 60) + ")"
+		case a.Issue != "":
+			channel = a.Issue + " (not posted)"
+		}
+		decision := "-"
+		if a.State == mailbox.AskAnswered {
+			decision = a.Decision + " by " + a.DecidedBy
+			if a.ResumedRun != "" {
+				decision += ", resumed"
+			}
+		}
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", a.ID, a.Agent, a.Kind, a.State, channel,
+			command.FormatTime(a.CreatedAt), decision, inbox.FirstLine(a.Question, 60))
+	}
+	return tw.Flush()
+}
+
+func runAnswer(c *cli.Context, env *command.Env) error {
+	args := c.Args().Slice()
+	if len(args) < 1 || len(args) > 2 {
+		return command.Usagef("usage: ask answer <id> [TEXT|-] [--approve | --reject]")
+	}
+	id, err := strconv.ParseInt(args[0], 10, 64)
+	if err != nil || id <= 0 {
+		return command.Usagef("ask id %q: want a positive number (see 'ask list')", args[0])
+	}
+	if env.Getenv("TEAMKIT_RUN") != "" {
+		return command.WithHint(command.Usagef("ask answer is for a person, and this looks like an agent (TEAMKIT_RUN is set)"),
+			"an agent that is blocked asks and exits; a person answers")
+	}
+	approve, reject := c.Bool("approve"), c.Bool("reject")
+	if approve && reject {
+		return command.Usagef("give --approve or --reject, not both")
+	}
+	decision := mailbox.DecisionAnswered
+	switch {
+	case approve:
+		decision = mailbox.DecisionApproved
+	case reject:
+		decision = mailbox.DecisionRejected
+	}
+	text := ""
+	switch {
+	case len(args) == 2 && args[1] != "-":
+		text = args[1]
+	case len(args) == 2 || decision == mailbox.DecisionAnswered:
+		b, err := io.ReadAll(io.LimitReader(env.Stdin, mailbox.MaxBody+1))
+		if err != nil {
+			return fmt.Errorf("read the answer from stdin: %w", err)
+		}
+		text = string(b)
+	}
+	by := env.Getenv("USER")
+	if names.Check("agent", by) != nil {
+		by = "local-user"
+	}
+	db, err := command.OpenMailbox(c.Context, c, env)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	a, err := escalate.AnswerLocal(c.Context, db, escalate.LocalAnswer{ID: id, Text: text, Decision: decision, By: by})
+	switch {
+	case errors.Is(err, escalate.ErrNeedsDecision), errors.Is(err, escalate.ErrNotApproval),
+		errors.Is(err, escalate.ErrEmptyAnswer), errors.Is(err, escalate.ErrBadAnswer):
+		return &command.Error{Code: command.ExitUsage, Err: err}
+	case errors.Is(err, mailbox.ErrNotFound):
+		return command.WithHint(err, "see 'ask list <team> --state all'")
+	case err != nil:
+		return err
+	}
+	if err := printAsk(c, env, a); err != nil {
+		return err
+	}
+	fmt.Fprintf(env.Stderr, "ask: recorded; the next 'resume %s' pass starts agent %s again with it\n", a.Team, a.Agent)
+	return nil
+}
+
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }

@@ -1,0 +1,251 @@
+// Package resume is the resume command: carry each answer back to its agent
+// in a fresh spawn.
+//
+//	resume <team> [--watch] [--interval D] [--deciders LOGIN,…|@FILE] [--json]
+//	resume pause <team>
+//	resume unpause <team>
+//
+// One pass (for cron), or a pass every --interval with --watch. A pass first
+// resolves what a crashed pass left, then re-spawns agents whose asks were
+// answered with `ask answer`, then reads the replies to each awaiting ask on
+// GitHub (conditionally: an unchanged issue costs no rate limit), takes the
+// first qualifying answer, records it with a compare-and-set and re-spawns
+// the agent with its task, its question and the fenced answer. It prints one
+// line per resumed agent:
+//
+//	resumed ask=ID agent=NAME status=ready after=0.4s run=RUN decision=answered by=LOGIN
+package resume
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/teamkit/teamkit/pkg/agenttype"
+	"github.com/teamkit/teamkit/pkg/command"
+	"github.com/teamkit/teamkit/pkg/escalate"
+	"github.com/teamkit/teamkit/pkg/github"
+	"github.com/teamkit/teamkit/pkg/mailbox"
+	"github.com/teamkit/teamkit/pkg/spawn"
+)
+
+// App is the resume command.
+var App = command.App{Build: build}
+
+// DefaultInterval is the --watch interval.
+const DefaultInterval = 30 * time.Second
+
+func build(env *command.Env) *cli.App {
+	return &cli.App{
+		Name:      "resume",
+		Usage:     "carry answers back: re-spawn each agent whose ask was answered",
+		ArgsUsage: "<team>",
+		Description: "Deciders (who may approve): --deciders or $TEAMKIT_DECIDERS, comma-separated GitHub logins or @FILE\n" +
+			"(one login per line). GitHub: API base $GITHUB_API_URL, token $GH_TOKEN, $GITHUB_TOKEN or the gh login.\n" +
+			"Exit status: 0 pass done (also when paused or when another resume of the team is running),\n" +
+			"1 failure (each reported on one line; every ask concerned stays awaiting), 64 usage error.",
+		Flags: command.Common(
+			&cli.BoolFlag{Name: "watch", Usage: "run a pass every --interval until interrupted"},
+			&cli.DurationFlag{Name: "interval", Value: DefaultInterval, Usage: "time `D` between --watch passes"},
+			&cli.StringFlag{Name: "deciders", Usage: "`LOGINS` (comma-separated) or @FILE who may approve (default $TEAMKIT_DECIDERS)"},
+		),
+		Action: func(c *cli.Context) error { return run(c, env) },
+		Commands: []*cli.Command{
+			{
+				Name:      "pause",
+				Usage:     "stop resuming the team's agents until unpause",
+				ArgsUsage: "<team>",
+				Flags:     command.Common(),
+				Action:    func(c *cli.Context) error { return setPaused(c, env, true) },
+			},
+			{
+				Name:      "unpause",
+				Usage:     "resume the team's agents again",
+				ArgsUsage: "<team>",
+				Flags:     command.Common(),
+				Action:    func(c *cli.Context) error { return setPaused(c, env, false) },
+			},
+		},
+	}
+}
+
+func run(c *cli.Context, env *command.Env) error {
+	args := c.Args().Slice()
+	if len(args) > 1 {
+		return command.Usagef("usage: resume <team> [--watch] [--interval D] [--deciders LOGIN,…]")
+	}
+	team, _, _, err := command.Identity(env, args, 1)
+	if err != nil {
+		return err
+	}
+	interval := c.Duration("interval")
+	if interval <= 0 {
+		return command.Usagef("--interval must be positive")
+	}
+	spec := c.String("deciders")
+	if spec == "" {
+		spec = env.Getenv("TEAMKIT_DECIDERS")
+	} else if !strings.HasPrefix(spec, "@") {
+		if _, err := escalate.ParseDeciders(spec, nil); err != nil {
+			return &command.Error{Code: command.ExitUsage, Err: fmt.Errorf("--deciders: %w", err)}
+		}
+	}
+	db, err := command.OpenMailbox(c.Context, c, env)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	dbPath, _ := command.DBPath(c, env)
+	stateDir := filepath.Join(command.StateHome(env), "teamkit")
+
+	r := &escalate.Resumer{
+		DB:   db,
+		Team: team,
+		GitHub: func() (escalate.GitHub, error) {
+			gh, err := github.New(github.Options{Getenv: env.Getenv})
+			if err != nil {
+				return nil, err
+			}
+			return gh, nil
+		},
+		Spawn:    spawner(env, db, dbPath, stateDir),
+		Deciders: func() (escalate.Deciders, error) { return escalate.ParseDeciders(spec, os.ReadFile) },
+		Report:   reporter(c.Bool("json"), env.Stdout),
+		Stderr:   env.Stderr,
+		Prefix:   "resume",
+		Crash:    crashHook(env),
+	}
+	if c.Bool("watch") {
+		r.Sleep = func(ctx context.Context, d time.Duration) error {
+			stop := command.Progress(env, fmt.Sprintf("resume: watching team %s; next pass in %s, waited", team, d))
+			defer stop()
+			t := time.NewTimer(d)
+			defer t.Stop()
+			select {
+			case <-ctx.Done():
+				return ctx.Err()
+			case <-t.C:
+				return nil
+			}
+		}
+		return r.Watch(c.Context, interval)
+	}
+	err = r.Once(c.Context)
+	var failed *escalate.FailedError
+	switch {
+	case errors.Is(err, escalate.ErrPaused):
+		fmt.Fprintf(env.Stderr, "resume: team %s is paused; nothing done (run 'resume unpause %s' to carry on)\n", team, team)
+		return nil
+	case errors.Is(err, escalate.ErrLockHeld):
+		fmt.Fprintf(env.Stderr, "resume: another resume of team %s is running; this pass does nothing\n", team)
+		return nil
+	case errors.As(err, &failed):
+		return &command.Error{Code: command.ExitFailure, Err: err, Quiet: true}
+	}
+	return err
+}
+
+// spawner re-spawns through spawn.Spawn, never replacing a live agent.
+func spawner(env *command.Env, db *mailbox.DB, dbPath, stateDir string) escalate.Spawner {
+	return func(ctx context.Context, req escalate.SpawnRequest) (escalate.SpawnResult, error) {
+		self, err := spawn.Executable()
+		if err != nil {
+			return escalate.SpawnResult{}, err
+		}
+		res, err := spawn.Spawn(ctx, db, agenttype.NewFinder(env.Getenv), spawn.Request{
+			Type: req.Type, Team: req.Team, Name: req.Name, Task: req.Task, Issue: req.Issue, Workdir: req.Workdir,
+			DBPath: dbPath, StateDir: stateDir, Environ: env.Environ(), Self: self,
+			// A foreground type runs on resume's terminal; its output must
+			// not mix with resume's result lines.
+			Stdin: env.Stdin, Stdout: env.Stderr, Stderr: env.Stderr,
+		})
+		if err != nil {
+			return escalate.SpawnResult{}, err
+		}
+		return escalate.SpawnResult{Status: res.Status, Run: res.Agent.Run, After: res.After,
+			ExitCode: res.Agent.ExitCode, Log: res.Agent.Log}, nil
+	}
+}
+
+// reporter prints one line per resumed agent (one JSON object with asJSON).
+func reporter(asJSON bool, w io.Writer) func(escalate.Resumed) error {
+	return func(r escalate.Resumed) error {
+		if asJSON {
+			return command.JSON(w, r)
+		}
+		kv := []string{"ask", strconv.FormatInt(r.AskID, 10), "agent", r.Agent, "status", r.Status,
+			"after", fmt.Sprintf("%.1fs", r.AfterSeconds), "run", r.Run, "decision", r.Decision, "by", r.DecidedBy}
+		if r.Status == spawn.StatusExited {
+			code := "unknown"
+			if r.ExitCode != nil {
+				code = strconv.Itoa(*r.ExitCode)
+			}
+			kv = append(kv, "code", code, "log", r.Log)
+		}
+		var b strings.Builder
+		b.WriteString("resumed ")
+		if err := command.KV(&b, kv...); err != nil {
+			return err
+		}
+		_, err := io.WriteString(w, b.String())
+		return err
+	}
+}
+
+// crashHook kills this process at the crash point TEAMKIT_TEST_CRASH names
+// (after-intent, after-decide, after-spawn): the end-to-end tests prove that
+// the next pass recovers from a crash at each point.
+func crashHook(env *command.Env) func(string) {
+	want := env.Getenv("TEAMKIT_TEST_CRASH")
+	if want == "" {
+		return nil
+	}
+	return func(point string) {
+		if point == want {
+			fmt.Fprintf(env.Stderr, "resume: TEAMKIT_TEST_CRASH=%s: killing myself\n", point)
+			syscall.Kill(os.Getpid(), syscall.SIGKILL)
+			select {} // the signal is on its way
+		}
+	}
+}
+
+func setPaused(c *cli.Context, env *command.Env, paused bool) error {
+	args := c.Args().Slice()
+	if len(args) > 1 {
+		return command.Usagef("usage: resume %s <team>", c.Command.Name)
+	}
+	team, _, _, err := command.Identity(env, args, 1)
+	if err != nil {
+		return err
+	}
+	db, err := command.OpenMailbox(c.Context, c, env)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	if paused {
+		err = escalate.Pause(c.Context, db, team, env.Now())
+	} else {
+		err = escalate.Unpause(c.Context, db, team)
+	}
+	if err != nil {
+		return err
+	}
+	if c.Bool("json") {
+		return command.JSON(env.Stdout, map[string]any{"team": team, "paused": paused})
+	}
+	state := "no"
+	if paused {
+		state = "yes"
+	}
+	return command.KV(env.Stdout, "team", team, "paused", state)
+}

@@ -1,0 +1,271 @@
+// Package escalate is human escalation as a durable record: an agent's
+// question (or request for approval) becomes an ask in the mailbox and a
+// comment on its GitHub issue (ask), and the first qualifying answer comes
+// back to the agent in a fresh spawn whose task holds the original task, the
+// question and the fenced answer (resume).
+//
+// Everything here is testable in one process: the GitHub API is an
+// interface (*github.Client implements it), re-spawning is a function, and
+// the crash points of a resume pass are a hook.
+package escalate
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/teamkit/teamkit/pkg/github"
+	"github.com/teamkit/teamkit/pkg/mailbox"
+)
+
+// GitHub is the part of the GitHub API that ask and resume use.
+type GitHub interface {
+	BaseURL() string
+	Viewer(ctx context.Context) (string, error)
+	Issue(ctx context.Context, ref github.IssueRef) (github.Issue, error)
+	CreateComment(ctx context.Context, ref github.IssueRef, body string) (github.Comment, error)
+	Comments(ctx context.Context, ref github.IssueRef, since time.Time, etag string) (github.Page, error)
+	Reactions(ctx context.Context, ref github.IssueRef, commentID int64, etag string) (github.ReactionPage, error)
+}
+
+var _ GitHub = (*github.Client)(nil)
+
+// MaxQuestion is the longest question accepted, in characters: the comment
+// that carries it must stay under GitHub's 65536-character limit.
+const MaxQuestion = 60000
+
+// Errors callers map to exit codes.
+var (
+	ErrEmptyQuestion    = errors.New("the question is empty")
+	ErrQuestionTooLong  = fmt.Errorf("the question is longer than %d characters", MaxQuestion)
+	ErrAlreadyAnswered  = errors.New("already answered")
+	ErrNeedsDecision    = errors.New("is an approval: answer it with --approve or --reject (free text is never consent)")
+	ErrNotApproval      = errors.New("is a question, not an approval: answer it with text, without --approve or --reject")
+	ErrEmptyAnswer      = errors.New("the answer is empty")
+	ErrBadAnswer        = errors.New("invalid answer")
+	ErrAgentNeverLaunch = errors.New("was never started by spawn in this mailbox, so resume could not start it again")
+)
+
+// CheckQuestion applies the rules for a question's text.
+func CheckQuestion(q string) error {
+	if strings.TrimSpace(q) == "" {
+		return ErrEmptyQuestion
+	}
+	if err := mailbox.CheckBody(q); err != nil {
+		return fmt.Errorf("question: %w", err)
+	}
+	if utf8.RuneCountInString(q) > MaxQuestion {
+		return ErrQuestionTooLong
+	}
+	return nil
+}
+
+// Record stores the ask as awaiting (once per agent run: a second call for
+// the same run returns the first ask with created=false). The agent must be
+// one that spawn recorded, or resume could never start it again.
+func Record(ctx context.Context, db *mailbox.DB, a mailbox.Ask) (mailbox.Ask, bool, error) {
+	if err := CheckQuestion(a.Question); err != nil {
+		return mailbox.Ask{}, false, err
+	}
+	if _, err := db.Agent(ctx, a.Team, a.Agent); err != nil {
+		if errors.Is(err, mailbox.ErrNotFound) {
+			return mailbox.Ask{}, false, fmt.Errorf("agent %s/%s %w", a.Team, a.Agent, ErrAgentNeverLaunch)
+		}
+		return mailbox.Ask{}, false, err
+	}
+	return db.CreateAsk(ctx, a)
+}
+
+// Post puts ask a's question on its issue, exactly once: unless fresh is
+// true (the ask was just created, so it cannot have been posted), it first
+// looks for a comment by the token's own login carrying this ask's marker,
+// since an earlier attempt may have reached GitHub even though it reported
+// a failure. A failure is recorded on the ask (ask list shows it) and
+// returned; the ask stays awaiting either way.
+func Post(ctx context.Context, db *mailbox.DB, gh GitHub, a mailbox.Ask, fresh bool) (mailbox.Ask, error) {
+	if a.CommentID != 0 {
+		return a, nil
+	}
+	ref, err := github.ParseIssueRef(a.Issue)
+	if err != nil {
+		return a, err
+	}
+	c, found, err := findPosted(ctx, gh, ref, a, fresh)
+	if err == nil && !found {
+		c, err = gh.CreateComment(ctx, ref, QuestionComment(a))
+	}
+	if err != nil {
+		err = fmt.Errorf("post ask %d to %s: %w", a.ID, a.Issue, err)
+		if rerr := db.SetAskPostError(context.WithoutCancel(ctx), a.ID, oneLine(err.Error())); rerr != nil {
+			return a, errors.Join(err, rerr)
+		}
+		return a, err
+	}
+	if err := db.SetAskPosted(ctx, a.ID, c.ID, c.HTMLURL); err != nil {
+		return a, err
+	}
+	if err := db.SetAskQuestionTime(ctx, a, c.CreatedAt); err != nil {
+		return a, err
+	}
+	return db.Ask(ctx, a.ID)
+}
+
+// PostFailed records err as the reason ask a is not on its issue (when no
+// GitHub client could even be made, say).
+func PostFailed(ctx context.Context, db *mailbox.DB, a mailbox.Ask, err error) error {
+	err = fmt.Errorf("post ask %d to %s: %w", a.ID, a.Issue, err)
+	if rerr := db.SetAskPostError(context.WithoutCancel(ctx), a.ID, oneLine(err.Error())); rerr != nil {
+		return errors.Join(err, rerr)
+	}
+	return err
+}
+
+func findPosted(ctx context.Context, gh GitHub, ref github.IssueRef, a mailbox.Ask, fresh bool) (github.Comment, bool, error) {
+	if fresh {
+		return github.Comment{}, false, nil
+	}
+	viewer, err := gh.Viewer(ctx)
+	if err != nil {
+		return github.Comment{}, false, err
+	}
+	page, err := gh.Comments(ctx, ref, time.Time{}, "")
+	if err != nil {
+		return github.Comment{}, false, err
+	}
+	want := MarkerOf(a)
+	for _, c := range page.Comments {
+		if !strings.EqualFold(c.User.Login, viewer) {
+			continue
+		}
+		if m, ok := ParseMarker(c.Body); ok && m.ID == want.ID && m.Team == want.Team && m.Agent == want.Agent && m.Run == want.Run {
+			return c, true, nil
+		}
+	}
+	return github.Comment{}, false, nil
+}
+
+// LocalAnswer is an answer given on the local channel (`ask answer`).
+type LocalAnswer struct {
+	ID int64
+	// Text is the answer, or an approval's optional reason.
+	Text string
+	// Decision is mailbox.DecisionAnswered, DecisionApproved or DecisionRejected.
+	Decision string
+	// By names the person answering.
+	By string
+}
+
+// AnswerLocal records a local answer with the same compare-and-set from
+// awaiting that resume uses, so it can race a GitHub reply safely: whichever
+// is recorded first is the answer. The next resume pass re-spawns the agent.
+func AnswerLocal(ctx context.Context, db *mailbox.DB, la LocalAnswer) (mailbox.Ask, error) {
+	a, err := db.Ask(ctx, la.ID)
+	if err != nil {
+		return mailbox.Ask{}, err
+	}
+	switch {
+	case a.Kind == mailbox.KindApproval && la.Decision == mailbox.DecisionAnswered:
+		return a, fmt.Errorf("ask %d %w", a.ID, ErrNeedsDecision)
+	case a.Kind != mailbox.KindApproval && la.Decision != mailbox.DecisionAnswered:
+		return a, fmt.Errorf("ask %d %w", a.ID, ErrNotApproval)
+	case a.Kind != mailbox.KindApproval && strings.TrimSpace(la.Text) == "":
+		return a, ErrEmptyAnswer
+	}
+	if la.Text != "" {
+		if err := mailbox.CheckBody(la.Text); err != nil {
+			return a, fmt.Errorf("%w: %w", ErrBadAnswer, err)
+		}
+	}
+	if a.State != mailbox.AskAwaiting {
+		return a, alreadyAnswered(a)
+	}
+	won, err := db.DecideAsk(ctx, a.ID, mailbox.Decision{Answer: la.Text, DecidedBy: la.By, Decision: la.Decision, Source: SourceLocal})
+	if err != nil {
+		return a, err
+	}
+	if a, err = db.Ask(ctx, la.ID); err != nil {
+		return a, err
+	}
+	if !won {
+		return a, alreadyAnswered(a)
+	}
+	return a, nil
+}
+
+func alreadyAnswered(a mailbox.Ask) error {
+	return fmt.Errorf("ask %d is %w (%s by %s, %s)", a.ID, ErrAlreadyAnswered, a.Decision, safeLogin(a.DecidedBy), a.Source)
+}
+
+// SlackMessage is the text mirrored to Slack for ask a.
+func SlackMessage(a mailbox.Ask) string {
+	var b strings.Builder
+	kind := "asks"
+	if a.Kind == mailbox.KindApproval {
+		kind = "asks for approval"
+	}
+	fmt.Fprintf(&b, "teamkit: agent %s of team %s %s (ask %d):\n%s\n", a.Agent, a.Team, kind, a.ID, a.Question)
+	switch {
+	case a.CommentURL != "":
+		fmt.Fprintf(&b, "Answer on GitHub: %s", a.CommentURL)
+	case a.Issue != "":
+		fmt.Fprintf(&b, "It could not be posted to %s yet; answer locally: ask answer %d", a.Issue, a.ID)
+	default:
+		fmt.Fprintf(&b, "Answer locally: ask answer %d", a.ID)
+	}
+	if a.Kind == mailbox.KindApproval {
+		b.WriteString(" (a decider, with /approve or /reject)")
+	}
+	// Slack reads <…> as links and mentions (<!channel>); & < > must be
+	// escaped so the agent's text shows as written and pings nobody.
+	return strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;").Replace(b.String())
+}
+
+// MirrorSlack posts {"text": …} for ask a to a Slack incoming webhook. The
+// webhook URL is a secret: errors name only its host.
+func MirrorSlack(ctx context.Context, hc *http.Client, webhook string, a mailbox.Ask) error {
+	u, err := url.Parse(webhook)
+	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
+		return errors.New("slack mirror: TEAMKIT_SLACK_WEBHOOK is not an http(s) URL")
+	}
+	body, err := json.Marshal(map[string]string{"text": SlackMessage(a)})
+	if err != nil {
+		return fmt.Errorf("slack mirror: %w", err)
+	}
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, webhook, bytes.NewReader(body))
+	if err != nil {
+		return fmt.Errorf("slack mirror to %s: %w", u.Host, stripURL(err))
+	}
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := hc.Do(req)
+	if err != nil {
+		return fmt.Errorf("slack mirror to %s: %w", u.Host, stripURL(err))
+	}
+	defer resp.Body.Close()
+	msg, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
+	if resp.StatusCode/100 != 2 {
+		return fmt.Errorf("slack mirror to %s: HTTP %d %s", u.Host, resp.StatusCode, oneLine(string(msg)))
+	}
+	return nil
+}
+
+// stripURL drops the URL (which holds the webhook's secret) from a
+// transport error.
+func stripURL(err error) error {
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		return ue.Err
+	}
+	return err
+}
+
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }

@@ -1,0 +1,633 @@
+package escalate
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/teamkit/teamkit/pkg/github"
+	"github.com/teamkit/teamkit/pkg/mailbox"
+)
+
+// Crash points of a resume pass, named by TEAMKIT_TEST_CRASH in tests.
+const (
+	CrashAfterIntent = "after-intent" // intent recorded, decision not yet
+	CrashAfterDecide = "after-decide" // decision recorded, agent not yet re-spawned
+	CrashAfterSpawn  = "after-spawn"  // agent re-spawned, not yet recorded as resumed
+)
+
+// PausedSetting is the team setting that pauses resume.
+const PausedSetting = "resume.paused"
+
+// MaxBackoff is the longest wait --watch backs off to after failed passes
+// (unless the interval itself is longer).
+const MaxBackoff = 10 * time.Minute
+
+// Outcomes of Once that are not failures.
+var (
+	ErrLockHeld = errors.New("another resume of this team is running")
+	ErrPaused   = errors.New("resume is paused for this team")
+)
+
+// FailedError says a pass failed for count reasons, each already reported
+// on one line.
+type FailedError struct{ Count int }
+
+func (e *FailedError) Error() string { return fmt.Sprintf("%d failure(s) in this pass", e.Count) }
+
+// SpawnRequest is a re-spawn: the agent's recorded type, issue and workdir,
+// and the folded task.
+type SpawnRequest struct {
+	Type, Team, Name string
+	Task             string
+	Issue            string
+	Workdir          string
+}
+
+// SpawnResult is how a re-spawn ended (see spawn.Result).
+type SpawnResult struct {
+	Status   string
+	Run      string
+	After    time.Duration
+	ExitCode *int
+	Log      string
+}
+
+// Spawner starts an agent again. It must refuse (not replace) a live agent.
+type Spawner func(ctx context.Context, req SpawnRequest) (SpawnResult, error)
+
+// Resumed is one agent started again with its answer.
+type Resumed struct {
+	AskID        int64   `json:"ask_id"`
+	Team         string  `json:"team"`
+	Agent        string  `json:"agent"`
+	Issue        string  `json:"issue"`
+	Kind         string  `json:"kind"`
+	Decision     string  `json:"decision"`
+	DecidedBy    string  `json:"decided_by"`
+	Status       string  `json:"status"` // the spawn status, or "recovered" (launched by a pass that crashed)
+	AfterSeconds float64 `json:"after_seconds"`
+	Run          string  `json:"run"`
+	ExitCode     *int    `json:"exit_code,omitempty"`
+	Log          string  `json:"log,omitempty"`
+}
+
+// StatusRecovered is the status of a re-spawn found already launched by a
+// pass that crashed before recording it.
+const StatusRecovered = "recovered"
+
+// Resumer runs resume passes for one team.
+type Resumer struct {
+	DB   *mailbox.DB
+	Team string
+	// GitHub makes the client, on first need; an error (no token, say)
+	// fails the GitHub asks of that pass only.
+	GitHub func() (GitHub, error)
+	Spawn  Spawner
+	// Deciders resolves the deciders list; called once per pass, so a
+	// list in a file is re-read. Nil means no list.
+	Deciders func() (Deciders, error)
+	// Report is called once per resumed agent.
+	Report func(Resumed) error
+	// Stderr receives one line per failure, and notes.
+	Stderr io.Writer
+	// Prefix starts every stderr line ("resume").
+	Prefix string
+	// Crash is called at each crash point; tests make it kill the process.
+	Crash func(point string)
+	// Sleep waits between --watch passes (default: a timer that ends
+	// early with ctx).
+	Sleep func(ctx context.Context, d time.Duration) error
+
+	gh     GitHub
+	viewer string
+}
+
+// Pause and Unpause set the team's kill-switch.
+func Pause(ctx context.Context, db *mailbox.DB, team string, now time.Time) error {
+	return db.SetSetting(ctx, team, PausedSetting, now.UTC().Format(time.RFC3339))
+}
+
+// Unpause clears the kill-switch.
+func Unpause(ctx context.Context, db *mailbox.DB, team string) error {
+	return db.SetSetting(ctx, team, PausedSetting, "")
+}
+
+// Paused reports whether resume is paused for team.
+func Paused(ctx context.Context, db *mailbox.DB, team string) (bool, error) {
+	_, ok, err := db.Setting(ctx, team, PausedSetting)
+	return ok, err
+}
+
+// Once is one pass as the command runs it: nothing while paused
+// (ErrPaused), nothing while another pass holds the lock (ErrLockHeld),
+// else Pass.
+func (r *Resumer) Once(ctx context.Context) error {
+	paused, err := Paused(ctx, r.DB, r.Team)
+	if err != nil {
+		return err
+	}
+	if paused {
+		return ErrPaused
+	}
+	unlock, err := r.lock()
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	// The switch may have been thrown while this pass waited for nothing
+	// but the lock; look again now that the pass is ours.
+	if paused, err := Paused(ctx, r.DB, r.Team); err != nil || paused {
+		if err == nil {
+			err = ErrPaused
+		}
+		return err
+	}
+	return r.Pass(ctx)
+}
+
+// LockKey names the file lock (mailbox.DB.Lock) that keeps one resume per
+// team at a time.
+const LockKey = "resume"
+
+func (r *Resumer) lock() (func(), error) {
+	l, err := r.DB.Lock(r.Team, LockKey)
+	if err != nil {
+		return nil, err
+	}
+	ok, err := l.TryLock()
+	if err != nil {
+		return nil, fmt.Errorf("lock resume of team %s: %w", r.Team, err)
+	}
+	if !ok {
+		return nil, ErrLockHeld
+	}
+	return func() { l.Unlock() }, nil
+}
+
+// Watch runs passes every interval until ctx ends. The pause switch is read
+// before every pass, and a failure to read it counts as paused. A failed
+// pass doubles the wait before the next one, up to MaxBackoff; a clean pass
+// restores the interval. It returns nil when ctx ends.
+func (r *Resumer) Watch(ctx context.Context, interval time.Duration) error {
+	sleep := r.Sleep
+	if sleep == nil {
+		sleep = sleepCtx
+	}
+	ceiling := max(MaxBackoff, interval)
+	wait := interval
+	wasPaused := false
+	for {
+		paused, perr := Paused(ctx, r.DB, r.Team)
+		switch {
+		case ctx.Err() != nil:
+			return nil
+		case perr != nil:
+			r.note("cannot read the pause switch of team %s, so treating it as paused: %s", r.Team, oneLine(perr.Error()))
+			wait, wasPaused = interval, true
+		case paused:
+			if !wasPaused {
+				r.note("team %s is paused; not resuming until 'resume unpause %s'", r.Team, r.Team)
+			}
+			wait, wasPaused = interval, true
+		default:
+			if wasPaused {
+				r.note("team %s is no longer paused", r.Team)
+			}
+			wasPaused = false
+			err := r.Once(ctx)
+			if ctx.Err() != nil {
+				return nil
+			}
+			var failed *FailedError
+			switch {
+			case err == nil, errors.Is(err, ErrPaused):
+				wait = interval
+			case errors.Is(err, ErrLockHeld):
+				r.note("another resume of team %s is running; skipping this pass", r.Team)
+				wait = interval
+			default:
+				if !errors.As(err, &failed) {
+					r.note("error: %s", oneLine(err.Error()))
+				}
+				wait = min(wait*2, ceiling)
+				r.note("pass failed; next pass in %s", wait)
+			}
+		}
+		if err := sleep(ctx, wait); err != nil || ctx.Err() != nil {
+			return nil
+		}
+	}
+}
+
+func sleepCtx(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
+
+func (r *Resumer) note(format string, args ...any) {
+	prefix := r.Prefix
+	if prefix == "" {
+		prefix = "resume"
+	}
+	fmt.Fprintf(r.Stderr, "%s: %s\n", prefix, fmt.Sprintf(format, args...))
+}
+
+func (r *Resumer) crash(point string) {
+	if r.Crash != nil {
+		r.Crash(point)
+	}
+}
+
+// pass is the state of one pass.
+type pass struct {
+	r        *Resumer
+	ctx      context.Context
+	failures int
+	deciders Deciders
+	// decidersErr: the list could not be read; approvals fail closed.
+	decidersErr error
+	ghErr       error
+	ghReported  bool
+	authors     map[string]string
+}
+
+func (p *pass) fail(a mailbox.Ask, err error) {
+	p.failures++
+	where := "local"
+	if a.Issue != "" {
+		where = a.Issue
+	}
+	p.r.note("error: ask %d (%s/%s, %s): %s", a.ID, a.Team, a.Agent, where, oneLine(err.Error()))
+}
+
+// Pass is one resume pass over the team's asks, without lock or pause
+// checks (Once adds them):
+//
+//  1. resolve the intents a crashed pass left: decided but not re-spawned →
+//     re-spawn (unless the re-spawn is found to have happened); never decided,
+//     or already resumed → clear;
+//  2. re-spawn asks answered but not resumed (answers given with ask answer);
+//  3. for each awaiting ask on an issue, read the replies (conditionally),
+//     take the first qualifying answer, record it (intent, then a
+//     compare-and-set from awaiting) and re-spawn the agent.
+//
+// Every failure is reported on one line and leaves its ask awaiting (or
+// answered, for a local answer); the pass carries on with the next ask and
+// ends with a *FailedError.
+func (r *Resumer) Pass(ctx context.Context) error {
+	p := &pass{r: r, ctx: ctx, authors: map[string]string{}}
+	if r.Deciders != nil {
+		p.deciders, p.decidersErr = r.Deciders()
+		if p.decidersErr != nil {
+			p.failures++
+			r.note("error: deciders: %s; no approval can be decided until it is fixed", oneLine(p.decidersErr.Error()))
+			p.deciders = Deciders{}
+		}
+	}
+
+	done := map[int64]bool{}
+	intents, err := r.DB.ResumeIntents(ctx, r.Team)
+	if err != nil {
+		return err
+	}
+	for _, in := range intents {
+		a, err := r.DB.Ask(ctx, in.AskID)
+		if err != nil {
+			return err
+		}
+		done[a.ID] = true
+		if a.State == mailbox.AskAwaiting || a.ResumedRun != "" {
+			if err := r.DB.ClearResumeIntent(ctx, a.ID); err != nil {
+				return err
+			}
+			continue
+		}
+		if err := p.respawn(a, in); err != nil {
+			return err
+		}
+	}
+
+	answered, err := r.DB.Asks(ctx, r.Team, mailbox.AskAnswered)
+	if err != nil {
+		return err
+	}
+	for _, a := range answered {
+		if a.ResumedRun != "" || done[a.ID] {
+			continue
+		}
+		in, err := p.intent(a.ID)
+		if err != nil {
+			return err
+		}
+		r.crash(CrashAfterIntent)
+		if err := p.respawn(a, in); err != nil {
+			return err
+		}
+	}
+
+	awaiting, err := r.DB.Asks(ctx, r.Team, mailbox.AskAwaiting)
+	if err != nil {
+		return err
+	}
+	for _, a := range awaiting {
+		if a.Issue == "" {
+			continue // the local channel: it waits for ask answer
+		}
+		if err := p.github(a); err != nil {
+			return err
+		}
+	}
+	if p.failures > 0 {
+		return &FailedError{Count: p.failures}
+	}
+	return nil
+}
+
+// intent inserts ask id's resume intent if absent and returns it.
+func (p *pass) intent(id int64) (mailbox.ResumeIntent, error) {
+	if err := p.r.DB.AddResumeIntent(p.ctx, id); err != nil {
+		return mailbox.ResumeIntent{}, err
+	}
+	in, ok, err := p.r.DB.ResumeIntent(p.ctx, id)
+	if err == nil && !ok {
+		err = fmt.Errorf("resume intent of ask %d vanished as it was written", id)
+	}
+	return in, err
+}
+
+func (p *pass) client() (GitHub, error) {
+	if p.r.gh != nil {
+		return p.r.gh, nil
+	}
+	if p.ghErr != nil {
+		return nil, p.ghErr
+	}
+	gh, err := p.r.GitHub()
+	if err != nil {
+		p.ghErr = err
+		return nil, err
+	}
+	p.r.gh = gh
+	return gh, nil
+}
+
+func (p *pass) viewer() (string, error) {
+	if p.r.viewer != "" {
+		return p.r.viewer, nil
+	}
+	v, err := p.r.gh.Viewer(p.ctx)
+	if err != nil {
+		return "", fmt.Errorf("find the token's own login: %w", err)
+	}
+	p.r.viewer = v
+	return v, nil
+}
+
+// github handles one awaiting ask on an issue. Only database errors are
+// returned; everything else is a reported failure.
+func (p *pass) github(a mailbox.Ask) error {
+	gh, err := p.client()
+	if err != nil {
+		// One line per pass, not one per ask: every GitHub ask waits on it.
+		if !p.ghReported {
+			p.ghReported = true
+			p.failures++
+			p.r.note("error: github: %s; asks on issues stay awaiting", oneLine(err.Error()))
+		}
+		return nil
+	}
+	if a.CommentID == 0 {
+		// The question never reached the issue (ask failed to post it):
+		// post it now, once, and read replies from the next pass on.
+		posted, err := Post(p.ctx, p.r.DB, gh, a, false)
+		if err != nil {
+			p.fail(a, err)
+			return nil
+		}
+		p.r.note("posted ask %d to %s: %s", posted.ID, posted.Issue, posted.CommentURL)
+		return nil
+	}
+	if a.Kind == mailbox.KindApproval && !p.deciders.Configured {
+		if p.decidersErr == nil {
+			p.r.note("warning: ask %d (%s/%s, %s) asks for approval, but no deciders are configured "+
+				"(--deciders or TEAMKIT_DECIDERS); nothing can decide it, so it stays awaiting", a.ID, a.Team, a.Agent, a.Issue)
+		}
+		return nil
+	}
+	ref, err := github.ParseIssueRef(a.Issue)
+	if err != nil {
+		p.fail(a, err)
+		return nil
+	}
+	dec, found, err := p.read(gh, ref, a)
+	if err != nil {
+		var dbErr *mailbox.Error
+		if errors.As(err, &dbErr) {
+			return err
+		}
+		p.fail(a, err)
+		return nil
+	}
+	if !found {
+		return nil
+	}
+	return p.claim(a, dec)
+}
+
+// read lists the replies after the question (and, for an approval, the
+// reactions on it) with conditional requests, and judges them. When nothing
+// qualifies, the ETags are kept so the next pass gets 304 Not Modified
+// (which costs no rate limit) until something changes. An ETag is kept under
+// a key naming the ask, the since time and the rules, and only for an
+// evaluation that found nothing, so a 304 always means "still nothing".
+func (p *pass) read(gh GitHub, ref github.IssueRef, a mailbox.Ask) (mailbox.Decision, bool, error) {
+	db, ctx := p.r.DB, p.ctx
+	since, err := db.AskQuestionTime(ctx, a)
+	if err != nil {
+		return mailbox.Decision{}, false, err
+	}
+	rules := fingerprint(a.Kind, p.deciders)
+	base := fmt.Sprintf("%s/repos/%s/%s/issues/%d", gh.BaseURL(), ref.Owner, ref.Repo, ref.Number)
+	ckey := fmt.Sprintf("%s/comments?since=%s ask=%d rules=%s", base, sinceParam(since), a.ID, rules)
+	etag, err := db.ETag(ctx, ckey)
+	if err != nil {
+		return mailbox.Decision{}, false, err
+	}
+	page, err := gh.Comments(ctx, ref, since, etag)
+	if err != nil {
+		return mailbox.Decision{}, false, err
+	}
+	var rkey string
+	var rpage github.ReactionPage
+	rpage.NotModified = true
+	if a.Kind == mailbox.KindApproval {
+		rkey = fmt.Sprintf("%s/comments/%d/reactions ask=%d rules=%s", base, a.CommentID, a.ID, rules)
+		retag, err := db.ETag(ctx, rkey)
+		if err != nil {
+			return mailbox.Decision{}, false, err
+		}
+		if rpage, err = gh.Reactions(ctx, ref, a.CommentID, retag); err != nil {
+			return mailbox.Decision{}, false, err
+		}
+	}
+	if page.NotModified && rpage.NotModified {
+		return mailbox.Decision{}, false, nil
+	}
+	if since.IsZero() {
+		for _, c := range page.Comments {
+			if c.ID == a.CommentID {
+				if err := db.SetAskQuestionTime(ctx, a, c.CreatedAt); err != nil {
+					return mailbox.Decision{}, false, err
+				}
+			}
+		}
+	}
+	dec, found, err := FindAnswer(Input{
+		Ask: a, Comments: page.Comments, Reactions: rpage.Reactions, Deciders: p.deciders,
+		Viewer:      p.viewer,
+		IssueAuthor: func() (string, error) { return p.issueAuthor(gh, ref) },
+	})
+	if err != nil || found {
+		return dec, found, err
+	}
+	// A listing of 100 or more may span pages, and an ETag covers only the
+	// first: keep it only for a listing that fit in one page.
+	if !page.NotModified && page.ETag != "" && len(page.Comments) < 100 {
+		if err := db.SetETag(ctx, ckey, page.ETag); err != nil {
+			return mailbox.Decision{}, false, err
+		}
+	}
+	if rkey != "" && !rpage.NotModified && rpage.ETag != "" && len(rpage.Reactions) < 100 {
+		if err := db.SetETag(ctx, rkey, rpage.ETag); err != nil {
+			return mailbox.Decision{}, false, err
+		}
+	}
+	return mailbox.Decision{}, false, nil
+}
+
+func sinceParam(t time.Time) string {
+	if t.IsZero() {
+		return ""
+	}
+	return t.UTC().Format(time.RFC3339)
+}
+
+func (p *pass) issueAuthor(gh GitHub, ref github.IssueRef) (string, error) {
+	if a, ok := p.authors[ref.String()]; ok {
+		return a, nil
+	}
+	is, err := gh.Issue(p.ctx, ref)
+	if err != nil {
+		return "", fmt.Errorf("find the issue's author: %w", err)
+	}
+	p.authors[ref.String()] = is.User.Login
+	return is.User.Login, nil
+}
+
+// claim records the answer and re-spawns the agent: the intent first, then
+// the compare-and-set from awaiting. Only the pass whose compare-and-set
+// wins goes on; a loser leaves everything to the winner (whose intent, if it
+// crashes, the next pass resolves).
+func (p *pass) claim(a mailbox.Ask, dec mailbox.Decision) error {
+	db, ctx := p.r.DB, p.ctx
+	if err := db.AddResumeIntent(ctx, a.ID); err != nil {
+		return err
+	}
+	p.r.crash(CrashAfterIntent)
+	won, err := db.DecideAsk(ctx, a.ID, dec)
+	if err != nil || !won {
+		return err
+	}
+	p.r.crash(CrashAfterDecide)
+	// Read back what was stored: the fold uses the record, never the
+	// comment in hand.
+	if a, err = db.Ask(ctx, a.ID); err != nil {
+		return err
+	}
+	in, err := p.intent(a.ID)
+	if err != nil {
+		return err
+	}
+	return p.respawn(a, in)
+}
+
+// respawn starts the agent of answered ask a again with the folded task.
+// A failed re-spawn puts a GitHub-answered ask back to awaiting (the next
+// pass reads the reply again) and keeps a local answer (the next pass
+// retries it), and clears the intent either way.
+func (p *pass) respawn(a mailbox.Ask, in mailbox.ResumeIntent) error {
+	db, ctx := p.r.DB, p.ctx
+	ag, err := db.Agent(ctx, a.Team, a.Agent)
+	if err != nil && !errors.Is(err, mailbox.ErrNotFound) {
+		return err
+	}
+	if err != nil {
+		return p.respawnFailed(a, fmt.Errorf("agent %s/%s %w", a.Team, a.Agent, ErrAgentNeverLaunch))
+	}
+	// A pass that crashed after launching the agent left its launch
+	// recorded with this resume's tag in the task: that launch stands.
+	if ag.Run != a.Run && ag.State != mailbox.StateFailed && strings.Contains(ag.Task, ResumeTag(a.ID, in.CreatedAt)) {
+		return p.settle(a, Resumed{Status: StatusRecovered, Run: ag.Run, Log: ag.Log})
+	}
+	res, err := p.r.Spawn(ctx, SpawnRequest{
+		Type: ag.Type, Team: a.Team, Name: a.Agent, Task: Fold(ag.Task, a, in.CreatedAt), Issue: ag.Issue, Workdir: ag.Workdir,
+	})
+	if err != nil {
+		if ctx.Err() != nil {
+			// Interrupted: the intent stays, and the next pass resolves it.
+			return ctx.Err()
+		}
+		return p.respawnFailed(a, fmt.Errorf("re-spawn %s/%s: %w", a.Team, a.Agent, err))
+	}
+	p.r.crash(CrashAfterSpawn)
+	return p.settle(a, Resumed{Status: res.Status, Run: res.Run, AfterSeconds: res.After.Seconds(), ExitCode: res.ExitCode, Log: res.Log})
+}
+
+func (p *pass) respawnFailed(a mailbox.Ask, cause error) error {
+	db, ctx := p.r.DB, context.WithoutCancel(p.ctx)
+	if a.Source != SourceLocal {
+		if err := db.ReopenAsk(ctx, a.ID); err != nil {
+			return err
+		}
+		cause = fmt.Errorf("%w; the ask is awaiting again and the next pass retries", cause)
+	} else {
+		cause = fmt.Errorf("%w; the answer is kept and the next pass retries", cause)
+	}
+	if err := db.ClearResumeIntent(ctx, a.ID); err != nil {
+		return err
+	}
+	p.fail(a, cause)
+	return nil
+}
+
+// settle records the run that carried the answer, clears the intent and
+// reports the resumed agent.
+func (p *pass) settle(a mailbox.Ask, res Resumed) error {
+	db, ctx := p.r.DB, context.WithoutCancel(p.ctx)
+	if _, err := db.SetAskResumed(ctx, a.ID, res.Run); err != nil {
+		return err
+	}
+	if err := db.ClearResumeIntent(ctx, a.ID); err != nil {
+		return err
+	}
+	res.AskID, res.Team, res.Agent, res.Issue, res.Kind = a.ID, a.Team, a.Agent, a.Issue, a.Kind
+	res.Decision, res.DecidedBy = a.Decision, a.DecidedBy
+	if res.Status == "exited" || res.Status == "timeout" {
+		p.r.note("warning: agent %s/%s was re-spawned with the answer to ask %d but is not ready (status=%s, log %s)",
+			a.Team, a.Agent, a.ID, res.Status, res.Log)
+	}
+	if p.r.Report != nil {
+		return p.r.Report(res)
+	}
+	return nil
+}

@@ -1,0 +1,806 @@
+package escalate
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/teamkit/teamkit/pkg/github"
+	"github.com/teamkit/teamkit/pkg/github/githubtest"
+	"github.com/teamkit/teamkit/pkg/mailbox"
+)
+
+// TestMain keeps go-gh away from the developer's gh setup.
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "escalate-gh-config")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	os.Setenv("GH_CONFIG_DIR", dir)
+	os.Setenv("GH_PATH", filepath.Join(dir, "no-gh"))
+	for _, v := range []string{"GH_TOKEN", "GITHUB_TOKEN", "GH_HOST", "GITHUB_API_URL", "GH_DEBUG"} {
+		os.Unsetenv(v)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+const issue = "octo/repo#7"
+
+// fixture is a mailbox, a fake GitHub and a spawner that records its
+// launches the way spawn does (so crash recovery can find them).
+type fixture struct {
+	t      *testing.T
+	dir    string
+	path   string
+	db     *mailbox.DB
+	fake   *githubtest.Server
+	gh     *github.Client
+	stderr bytes.Buffer
+
+	mu       sync.Mutex
+	spawns   []SpawnRequest
+	spawnErr error
+	resumed  []Resumed
+}
+
+func newFixture(t *testing.T) *fixture {
+	t.Helper()
+	f := &fixture{t: t, dir: t.TempDir()}
+	f.path = filepath.Join(f.dir, "team.db")
+	f.db = f.open()
+	f.fake = githubtest.NewServer()
+	t.Cleanup(f.fake.Close)
+	if err := f.fake.AddIssue("octo", "repo", 7, "alice"); err != nil {
+		t.Fatal(err)
+	}
+	f.gh = f.client()
+	return f
+}
+
+func (f *fixture) open() *mailbox.DB {
+	f.t.Helper()
+	db, err := mailbox.Open(context.Background(), f.path, mailbox.Options{})
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	f.t.Cleanup(func() { db.Close() })
+	return db
+}
+
+// client is a GitHub client whose retry waits are not slept.
+func (f *fixture) client() *github.Client {
+	f.t.Helper()
+	c, err := github.New(github.Options{BaseURL: f.fake.URL, Token: githubtest.DefaultToken,
+		Getenv: func(string) string { return "" },
+		Sleep:  func(ctx context.Context, _ time.Duration) error { return ctx.Err() }})
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	return c
+}
+
+// agent records a launch of agent name, as spawn would have.
+func (f *fixture) agent(name, iss string) {
+	f.t.Helper()
+	code := 0
+	err := f.db.RecordLaunch(context.Background(), mailbox.Agent{Team: "t", Name: name, Type: "asker", Run: "first-" + name,
+		State: mailbox.StateExited, Task: "Original task of " + name + ".", Issue: iss, Workdir: f.dir, ExitCode: &code})
+	if err != nil {
+		f.t.Fatal(err)
+	}
+}
+
+// ask records and posts (with an issue) a question of agent name.
+func (f *fixture) ask(name, iss, kind, question string) mailbox.Ask {
+	f.t.Helper()
+	ctx := context.Background()
+	f.agent(name, iss)
+	a, created, err := Record(ctx, f.db, mailbox.Ask{Team: "t", Agent: name, Run: "first-" + name, Issue: iss, Kind: kind, Question: question})
+	if err != nil || !created {
+		f.t.Fatalf("Record: %v %v", created, err)
+	}
+	if iss != "" {
+		if a, err = Post(ctx, f.db, f.gh, a, true); err != nil {
+			f.t.Fatal(err)
+		}
+	}
+	return a
+}
+
+func (f *fixture) comment(login, assoc, body string) int64 {
+	f.t.Helper()
+	id, err := f.fake.AddComment("octo", "repo", 7, login, assoc, body)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	return id
+}
+
+func (f *fixture) spawner(db *mailbox.DB) Spawner {
+	return func(ctx context.Context, req SpawnRequest) (SpawnResult, error) {
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		if f.spawnErr != nil {
+			return SpawnResult{}, f.spawnErr
+		}
+		f.spawns = append(f.spawns, req)
+		run := fmt.Sprintf("respawn-%d", len(f.spawns))
+		err := db.RecordLaunch(ctx, mailbox.Agent{Team: req.Team, Name: req.Name, Type: req.Type, Run: run,
+			State: mailbox.StateReady, Task: req.Task, Issue: req.Issue, Workdir: req.Workdir})
+		return SpawnResult{Status: "ready", Run: run, After: time.Second}, err
+	}
+}
+
+func (f *fixture) resumer(db *mailbox.DB, deciders string) *Resumer {
+	return &Resumer{
+		DB: db, Team: "t",
+		GitHub:   func() (GitHub, error) { return f.client(), nil },
+		Spawn:    f.spawner(db),
+		Deciders: func() (Deciders, error) { return ParseDeciders(deciders, os.ReadFile) },
+		Report: func(r Resumed) error {
+			f.mu.Lock()
+			defer f.mu.Unlock()
+			f.resumed = append(f.resumed, r)
+			return nil
+		},
+		Stderr: &syncWriter{w: &f.stderr, mu: &f.mu},
+	}
+}
+
+type syncWriter struct {
+	w  io.Writer
+	mu *sync.Mutex
+}
+
+func (s *syncWriter) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.w.Write(p)
+}
+
+func (f *fixture) spawnCount() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return len(f.spawns)
+}
+
+func (f *fixture) state(id int64) mailbox.Ask {
+	f.t.Helper()
+	a, err := f.db.Ask(context.Background(), id)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	return a
+}
+
+func (f *fixture) intents() int {
+	f.t.Helper()
+	in, err := f.db.ResumeIntents(context.Background(), "t")
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	return len(in)
+}
+
+func (f *fixture) lastRequestsSince(n int) []githubtest.Request { return f.fake.Requests()[n:] }
+
+func TestPassResumesOnceWithConditionalReads(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	a := f.ask("w1", issue, mailbox.KindQuestion, "Which colour?")
+	r := f.resumer(f.db, "")
+
+	if err := r.Pass(ctx); err != nil || f.spawnCount() != 0 {
+		t.Fatalf("no reply: %v, %d spawns", err, f.spawnCount())
+	}
+	f.comment("mallory", "NONE", "Red!")
+	if err := r.Pass(ctx); err != nil || f.spawnCount() != 0 {
+		t.Fatalf("stranger: %v, %d spawns", err, f.spawnCount())
+	}
+	// Unchanged issue: one request, a 304 that costs no rate limit.
+	n, before := len(f.fake.Requests()), f.fake.RateRemaining()
+	if err := r.Pass(ctx); err != nil {
+		t.Fatal(err)
+	}
+	reqs := f.lastRequestsSince(n)
+	if len(reqs) != 1 || reqs[0].Status != http.StatusNotModified || !strings.Contains(reqs[0].Query, "since=") {
+		t.Fatalf("unchanged issue: %+v", reqs)
+	}
+	if f.fake.RateRemaining() != before {
+		t.Error("the 304 pass cost rate limit")
+	}
+	// The ETag is in the mailbox: a fresh Resumer (a cron pass) gets the 304 too.
+	n = len(f.fake.Requests())
+	if err := f.resumer(f.open(), "").Pass(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if reqs := f.lastRequestsSince(n); len(reqs) != 1 || reqs[0].Status != http.StatusNotModified {
+		t.Fatalf("fresh pass: %+v", reqs)
+	}
+
+	f.comment("carol", "COLLABORATOR", "Blue.")
+	if err := r.Pass(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if f.spawnCount() != 1 {
+		t.Fatalf("%d spawns, want 1", f.spawnCount())
+	}
+	req := f.spawns[0]
+	if req.Type != "asker" || req.Name != "w1" || req.Team != "t" || req.Issue != issue || req.Workdir != f.dir ||
+		!strings.HasPrefix(req.Task, "Original task of w1.\n\n### Your question and its answer (teamkit ask 1, resume ") {
+		t.Errorf("spawn request %+v", req)
+	}
+	fencedOnce(t, req.Task, "Blue.")
+	got := f.state(a.ID)
+	if got.State != mailbox.AskAnswered || got.Answer != "Blue." || got.DecidedBy != "carol" || got.ResumedRun != "respawn-1" || f.intents() != 0 {
+		t.Errorf("ask after resume: %+v, %d intents", got, f.intents())
+	}
+	if len(f.resumed) != 1 || f.resumed[0].AskID != a.ID || f.resumed[0].Status != "ready" || f.resumed[0].Run != "respawn-1" || f.resumed[0].DecidedBy != "carol" {
+		t.Errorf("reported %+v", f.resumed)
+	}
+	// A second pass does nothing, and reads nothing.
+	n = len(f.fake.Requests())
+	if err := r.Pass(ctx); err != nil || f.spawnCount() != 1 || len(f.lastRequestsSince(n)) != 0 {
+		t.Errorf("second pass: %v, %d spawns, %d requests", err, f.spawnCount(), len(f.lastRequestsSince(n)))
+	}
+	if f.stderr.Len() != 0 {
+		t.Errorf("stderr: %s", f.stderr.String())
+	}
+}
+
+func TestDecidersChangeInvalidatesETag(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	a := f.ask("w1", issue, mailbox.KindApproval, "May I deploy?")
+	f.comment("erin", "NONE", "/approve go")
+	// Erin is not a decider yet: nothing, and the ETag is kept.
+	if err := f.resumer(f.db, "frank").Pass(ctx); err != nil || f.spawnCount() != 0 {
+		t.Fatalf("%v %d", err, f.spawnCount())
+	}
+	// With Erin on the list the same, unchanged comments are read again.
+	if err := f.resumer(f.db, "frank,erin").Pass(ctx); err != nil || f.spawnCount() != 1 {
+		t.Fatalf("%v %d", err, f.spawnCount())
+	}
+	if got := f.state(a.ID); got.Decision != mailbox.DecisionApproved || got.Answer != "go" || got.DecidedBy != "erin" {
+		t.Errorf("ask %+v", got)
+	}
+}
+
+func TestApprovalWithoutDecidersFailsClosed(t *testing.T) {
+	f := newFixture(t)
+	a := f.ask("w1", issue, mailbox.KindApproval, "May I deploy?")
+	f.comment("dave", "OWNER", "/approve")
+	n := len(f.fake.Requests())
+	if err := f.resumer(f.db, "").Pass(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if f.spawnCount() != 0 || f.state(a.ID).State != mailbox.AskAwaiting || len(f.lastRequestsSince(n)) != 0 {
+		t.Errorf("decided without a list")
+	}
+	if !strings.Contains(f.stderr.String(), "warning: ask 1 (t/w1, octo/repo#7) asks for approval, but no deciders are configured") {
+		t.Errorf("stderr %q", f.stderr.String())
+	}
+	// An unreadable list: one failure line, nothing decided.
+	f.stderr.Reset()
+	err := f.resumer(f.db, "@"+filepath.Join(f.dir, "missing")).Pass(context.Background())
+	var failed *FailedError
+	if !errors.As(err, &failed) || failed.Count != 1 || f.spawnCount() != 0 {
+		t.Errorf("unreadable list: %v", err)
+	}
+	if !strings.Contains(f.stderr.String(), "error: deciders: read deciders file") {
+		t.Errorf("stderr %q", f.stderr.String())
+	}
+}
+
+func TestGitHubFailuresLeaveAsksAwaiting(t *testing.T) {
+	cases := []struct {
+		name string
+		fail githubtest.Failure
+		want string
+	}{
+		{"5xx", githubtest.Failure{Count: -1, Status: 502}, "github: 502 Bad Gateway"},
+		{"network", githubtest.Failure{Count: -1, Drop: true}, "github: network unreachable"},
+		{"401", githubtest.Failure{Count: -1, Status: 401, Message: "Bad credentials"}, "github: 401 Unauthorized"},
+		{"403", githubtest.Failure{Count: -1, Status: 403, Message: "Resource not accessible"}, "github: 403 Forbidden"},
+		{"404", githubtest.Failure{Count: -1, Status: 404}, "github: 404 Not Found"},
+		{"422", githubtest.Failure{Count: -1, Status: 422}, "github: 422 Unprocessable Entity"},
+		{"rate limit", githubtest.Failure{Count: -1, Status: 403, Headers: map[string]string{
+			"X-RateLimit-Remaining": "0", "X-RateLimit-Reset": strconv.FormatInt(time.Now().Add(time.Hour).Unix(), 10)}}, "rate limit resets at"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			f := newFixture(t)
+			ctx := context.Background()
+			a := f.ask("w1", issue, mailbox.KindQuestion, "Which colour?")
+			b := f.ask("w2", issue, mailbox.KindQuestion, "Which font?")
+			f.comment("carol", "MEMBER", "Blue.")
+			if err := f.fake.Fail(c.fail); err != nil {
+				t.Fatal(err)
+			}
+			err := f.resumer(f.db, "").Pass(ctx)
+			var failed *FailedError
+			if !errors.As(err, &failed) || failed.Count != 2 {
+				t.Fatalf("err = %v, want 2 failures", err)
+			}
+			lines := strings.Split(strings.TrimSpace(f.stderr.String()), "\n")
+			if len(lines) != 2 || !strings.HasPrefix(lines[0], "resume: error: ask 1 (t/w1, octo/repo#7): ") || !strings.Contains(lines[0], c.want) {
+				t.Errorf("stderr:\n%s", f.stderr.String())
+			}
+			for _, id := range []int64{a.ID, b.ID} {
+				if got := f.state(id); got.State != mailbox.AskAwaiting {
+					t.Errorf("ask %d is %s", id, got.State)
+				}
+			}
+			if f.spawnCount() != 0 || f.intents() != 0 {
+				t.Errorf("%d spawns, %d intents", f.spawnCount(), f.intents())
+			}
+			// Recovery: the next clean pass resumes both.
+			f.fake.ClearFailures()
+			f.stderr.Reset()
+			if err := f.resumer(f.db, "").Pass(ctx); err != nil || f.spawnCount() != 2 {
+				t.Fatalf("recovery: %v, %d spawns; %s", err, f.spawnCount(), f.stderr.String())
+			}
+		})
+	}
+}
+
+func TestNoTokenIsOneLine(t *testing.T) {
+	f := newFixture(t)
+	f.ask("w1", issue, mailbox.KindQuestion, "Which colour?")
+	f.ask("w2", issue, mailbox.KindQuestion, "Which font?")
+	r := f.resumer(f.db, "")
+	r.GitHub = func() (GitHub, error) {
+		_, err := github.New(github.Options{BaseURL: f.fake.URL, Getenv: func(string) string { return "" }})
+		return nil, err
+	}
+	err := r.Pass(context.Background())
+	var failed *FailedError
+	if !errors.As(err, &failed) || failed.Count != 1 {
+		t.Fatalf("err = %v", err)
+	}
+	if out := f.stderr.String(); strings.Count(out, "\n") != 1 || !strings.Contains(out, "no token found") || !strings.Contains(out, "gh auth login") {
+		t.Errorf("stderr %q", out)
+	}
+}
+
+// crashed is what the test crash hook panics with: nothing after the crash
+// point runs, and Pass has no deferred writes that could tidy up.
+type crashed string
+
+func TestCrashPoints(t *testing.T) {
+	for _, point := range []string{CrashAfterIntent, CrashAfterDecide, CrashAfterSpawn} {
+		t.Run(point, func(t *testing.T) {
+			f := newFixture(t)
+			ctx := context.Background()
+			a := f.ask("w1", issue, mailbox.KindQuestion, "Which colour?")
+			f.comment("carol", "MEMBER", "Blue.")
+			r := f.resumer(f.db, "")
+			r.Crash = func(p string) {
+				if p == point {
+					panic(crashed(p))
+				}
+			}
+			func() {
+				defer func() {
+					if v := recover(); v != crashed(point) {
+						t.Fatalf("recovered %v, want a crash at %s", v, point)
+					}
+				}()
+				r.Pass(ctx)
+			}()
+			if f.intents() != 1 {
+				t.Fatalf("no intent survived the crash at %s", point)
+			}
+			wantState := mailbox.AskAnswered
+			if point == CrashAfterIntent {
+				wantState = mailbox.AskAwaiting
+			}
+			if got := f.state(a.ID); got.State != wantState || got.ResumedRun != "" {
+				t.Fatalf("after the crash: %+v", got)
+			}
+			// The next pass, in a new process.
+			db := f.open()
+			r2 := f.resumer(db, "")
+			if err := r2.Pass(ctx); err != nil {
+				t.Fatalf("second pass: %v\n%s", err, f.stderr.String())
+			}
+			if f.spawnCount() != 1 {
+				t.Fatalf("%d spawns, want exactly 1", f.spawnCount())
+			}
+			got := f.state(a.ID)
+			if got.State != mailbox.AskAnswered || got.ResumedRun != "respawn-1" || f.intents() != 0 {
+				t.Errorf("after recovery: %+v, %d intents", got, f.intents())
+			}
+			wantStatus := "ready"
+			if point == CrashAfterSpawn {
+				wantStatus = StatusRecovered
+			}
+			if len(f.resumed) != 1 || f.resumed[0].Status != wantStatus {
+				t.Errorf("reported %+v", f.resumed)
+			}
+			if err := r2.Pass(ctx); err != nil || f.spawnCount() != 1 || len(f.resumed) != 1 {
+				t.Errorf("third pass: %v, %d spawns", err, f.spawnCount())
+			}
+		})
+	}
+}
+
+func TestRespawnFailure(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	gh := f.ask("w1", issue, mailbox.KindQuestion, "Which colour?")
+	local := f.ask("w2", "", mailbox.KindQuestion, "Which font?")
+	f.comment("carol", "MEMBER", "Blue.")
+	if _, err := AnswerLocal(ctx, f.db, LocalAnswer{ID: local.ID, Text: "Helvetica.", Decision: mailbox.DecisionAnswered, By: "tester"}); err != nil {
+		t.Fatal(err)
+	}
+	f.spawnErr = errors.New("agent is already running: t/w1")
+	err := f.resumer(f.db, "").Pass(ctx)
+	var failed *FailedError
+	if !errors.As(err, &failed) || failed.Count != 2 {
+		t.Fatalf("err = %v", err)
+	}
+	if got := f.state(gh.ID); got.State != mailbox.AskAwaiting || got.Answer != "" {
+		t.Errorf("GitHub-answered ask not reopened: %+v", got)
+	}
+	if got := f.state(local.ID); got.State != mailbox.AskAnswered || got.Answer != "Helvetica." || got.ResumedRun != "" {
+		t.Errorf("local answer not kept: %+v", got)
+	}
+	if f.intents() != 0 {
+		t.Error("intents left behind")
+	}
+	out := f.stderr.String()
+	if !strings.Contains(out, "re-spawn t/w1: agent is already running: t/w1; the ask is awaiting again and the next pass retries") ||
+		!strings.Contains(out, "the answer is kept and the next pass retries") {
+		t.Errorf("stderr:\n%s", out)
+	}
+	// The agent is gone now: the next pass resumes both, once.
+	f.spawnErr = nil
+	if err := f.resumer(f.db, "").Pass(ctx); err != nil || f.spawnCount() != 2 {
+		t.Fatalf("retry: %v, %d spawns", err, f.spawnCount())
+	}
+	if err := f.resumer(f.db, "").Pass(ctx); err != nil || f.spawnCount() != 2 {
+		t.Fatalf("after: %v, %d spawns", err, f.spawnCount())
+	}
+	fencedOnce(t, f.spawns[0].Task+f.spawns[1].Task, "Helvetica.")
+}
+
+// TestClaimRaceWithoutLock races the claim path (intent, compare-and-set,
+// re-spawn) from many goroutines, each with its own database connection and
+// none holding the file lock, against ask answer: exactly one decision wins,
+// and at most that one re-spawns.
+func TestClaimRaceWithoutLock(t *testing.T) {
+	for round := 0; round < 3; round++ {
+		f := newFixture(t)
+		ctx := context.Background()
+		a := f.ask("w1", issue, mailbox.KindQuestion, "Which colour?")
+		dec := mailbox.Decision{Answer: "Blue.", DecidedBy: "carol", Decision: mailbox.DecisionAnswered, Source: "https://github.com/octo/repo/issues/7#issuecomment-1"}
+		const passes, locals = 40, 10
+		var wg sync.WaitGroup
+		var mu sync.Mutex
+		localWins := 0
+		start := make(chan struct{})
+		for i := 0; i < passes+locals; i++ {
+			db := f.open()
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				<-start
+				if i >= passes {
+					_, err := AnswerLocal(ctx, db, LocalAnswer{ID: a.ID, Text: "Red.", Decision: mailbox.DecisionAnswered, By: "tester"})
+					if err == nil {
+						mu.Lock()
+						localWins++
+						mu.Unlock()
+					} else if !errors.Is(err, ErrAlreadyAnswered) {
+						t.Error(err)
+					}
+					return
+				}
+				p := &pass{r: f.resumer(db, ""), ctx: ctx, authors: map[string]string{}}
+				if err := p.claim(a, dec); err != nil {
+					t.Error(err)
+				}
+			}()
+		}
+		close(start)
+		wg.Wait()
+		got := f.state(a.ID)
+		switch {
+		case localWins+f.spawnCount() != 1:
+			t.Fatalf("round %d: %d local wins and %d re-spawns, want exactly one winner", round, localWins, f.spawnCount())
+		case localWins == 1 && (got.Answer != "Red." || got.ResumedRun != ""):
+			t.Fatalf("local win recorded %+v", got)
+		case localWins == 0 && (got.Answer != "Blue." || got.ResumedRun != "respawn-1"):
+			t.Fatalf("pass win recorded %+v", got)
+		}
+		// Whatever won, one locked pass finishes the job with no second spawn.
+		if err := f.resumer(f.db, "").Once(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if f.spawnCount() != 1 || f.intents() != 0 {
+			t.Fatalf("round %d: %d spawns, %d intents after a clean pass", round, f.spawnCount(), f.intents())
+		}
+	}
+}
+
+func TestPassPostsUnpostedQuestion(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	f.agent("w1", issue)
+	a, _, err := Record(ctx, f.db, mailbox.Ask{Team: "t", Agent: "w1", Issue: issue, Kind: mailbox.KindQuestion, Question: "Which colour?"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	PostFailed(ctx, f.db, a, errors.New("no token"))
+	if err := f.resumer(f.db, "").Pass(ctx); err != nil {
+		t.Fatal(err)
+	}
+	got := f.state(a.ID)
+	if got.CommentID == 0 || got.PostError != "" || len(f.fake.Comments("octo", "repo", 7)) != 1 {
+		t.Fatalf("not posted: %+v", got)
+	}
+	if !strings.Contains(f.stderr.String(), "posted ask 1 to octo/repo#7: https://github.com/octo/repo/issues/7#issuecomment-") {
+		t.Errorf("stderr %q", f.stderr.String())
+	}
+	f.comment("carol", "MEMBER", "Blue.")
+	if err := f.resumer(f.db, "").Pass(ctx); err != nil || f.spawnCount() != 1 {
+		t.Fatalf("%v %d", err, f.spawnCount())
+	}
+}
+
+// lostResponse posts the comment but reports a failure, like a response
+// lost after GitHub acted.
+type lostResponse struct{ GitHub }
+
+func (l lostResponse) CreateComment(ctx context.Context, ref github.IssueRef, body string) (github.Comment, error) {
+	l.GitHub.CreateComment(ctx, ref, body)
+	return github.Comment{}, errors.New("github: 502 Bad Gateway (POST)")
+}
+
+func TestPostNeverTwice(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	f.agent("w1", issue)
+	a, created, err := Record(ctx, f.db, mailbox.Ask{Team: "t", Agent: "w1", Run: "first-w1", Issue: issue, Kind: mailbox.KindQuestion, Question: "Which colour?"})
+	if err != nil || !created {
+		t.Fatal(err)
+	}
+	// A stranger plants this ask's marker first: it must not pass for ours.
+	f.comment("mallory", "NONE", QuestionComment(a))
+	if _, err := Post(ctx, f.db, lostResponse{f.gh}, a, true); err == nil {
+		t.Fatal("lost response not reported")
+	}
+	if got := f.state(a.ID); got.CommentID != 0 || !strings.Contains(got.PostError, "502") {
+		t.Fatalf("after a lost response: %+v", got)
+	}
+	// Re-running ask for the same run: CreateAsk returns the same ask, and
+	// Post finds the comment that did reach GitHub.
+	again, created, err := Record(ctx, f.db, mailbox.Ask{Team: "t", Agent: "w1", Run: "first-w1", Issue: issue, Kind: mailbox.KindQuestion, Question: "Which colour?"})
+	if err != nil || created || again.ID != a.ID {
+		t.Fatalf("re-run: %+v %v %v", again, created, err)
+	}
+	posted, err := Post(ctx, f.db, f.gh, again, created)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs := f.fake.Comments("octo", "repo", 7)
+	if len(cs) != 2 || posted.CommentID != cs[1].ID || cs[1].Login != githubtest.DefaultViewer || posted.PostError != "" {
+		t.Fatalf("posted %+v; comments %+v", posted, cs)
+	}
+	if qt, err := f.db.AskQuestionTime(ctx, posted); err != nil || !qt.Equal(cs[1].CreatedAt) {
+		t.Errorf("question time %v %v", qt, err)
+	}
+	// And once more: still one comment of ours.
+	if _, err := Post(ctx, f.db, f.gh, posted, false); err != nil || len(f.fake.Comments("octo", "repo", 7)) != 2 {
+		t.Errorf("third post: %v", err)
+	}
+}
+
+func TestRecordAndAnswerLocal(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	if _, _, err := Record(ctx, f.db, mailbox.Ask{Team: "t", Agent: "ghost", Kind: mailbox.KindQuestion, Question: "?"}); !errors.Is(err, ErrAgentNeverLaunch) {
+		t.Errorf("unknown agent: %v", err)
+	}
+	f.agent("w1", "")
+	for q, want := range map[string]error{"  \n": ErrEmptyQuestion, strings.Repeat("é", MaxQuestion+1): ErrQuestionTooLong, "a\x00b": mailbox.ErrBodyNotUTF8} {
+		if _, _, err := Record(ctx, f.db, mailbox.Ask{Team: "t", Agent: "w1", Kind: mailbox.KindQuestion, Question: q}); !errors.Is(err, want) {
+			t.Errorf("question %.10q: %v, want %v", q, err, want)
+		}
+	}
+	q := f.ask("w1", "", mailbox.KindQuestion, "Which colour?")
+	ap := f.ask("w2", "", mailbox.KindApproval, "May I?")
+	checks := []struct {
+		la   LocalAnswer
+		want error
+	}{
+		{LocalAnswer{ID: q.ID, Decision: mailbox.DecisionApproved}, ErrNotApproval},
+		{LocalAnswer{ID: q.ID, Decision: mailbox.DecisionAnswered, Text: " "}, ErrEmptyAnswer},
+		{LocalAnswer{ID: ap.ID, Decision: mailbox.DecisionAnswered, Text: "sure"}, ErrNeedsDecision},
+		{LocalAnswer{ID: q.ID, Decision: mailbox.DecisionAnswered, Text: "a\x00"}, ErrBadAnswer},
+		{LocalAnswer{ID: 99, Decision: mailbox.DecisionAnswered, Text: "x"}, mailbox.ErrNotFound},
+	}
+	for _, c := range checks {
+		if _, err := AnswerLocal(ctx, f.db, c.la); !errors.Is(err, c.want) {
+			t.Errorf("%+v: %v, want %v", c.la, err, c.want)
+		}
+	}
+	got, err := AnswerLocal(ctx, f.db, LocalAnswer{ID: ap.ID, Decision: mailbox.DecisionRejected, By: "tester"})
+	if err != nil || got.State != mailbox.AskAnswered || got.Decision != mailbox.DecisionRejected || got.Source != SourceLocal {
+		t.Fatalf("reject: %+v %v", got, err)
+	}
+	if _, err := AnswerLocal(ctx, f.db, LocalAnswer{ID: ap.ID, Decision: mailbox.DecisionApproved}); !errors.Is(err, ErrAlreadyAnswered) {
+		t.Errorf("second answer: %v", err)
+	}
+}
+
+func TestMirrorSlack(t *testing.T) {
+	var got map[string]string
+	status := http.StatusOK
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodPost || r.Header.Get("Content-Type") != "application/json" {
+			t.Errorf("%s %s", r.Method, r.Header.Get("Content-Type"))
+		}
+		json.NewDecoder(r.Body).Decode(&got)
+		w.WriteHeader(status)
+		io.WriteString(w, "invalid_token")
+	}))
+	defer srv.Close()
+	a := mailbox.Ask{ID: 3, Team: "t", Agent: "w1", Kind: mailbox.KindApproval, Question: "Deploy <!channel> & more?",
+		Issue: issue, CommentURL: "https://github.com/octo/repo/issues/7#issuecomment-9"}
+	if err := MirrorSlack(context.Background(), srv.Client(), srv.URL+"/services/SECRET", a); err != nil {
+		t.Fatal(err)
+	}
+	want := "teamkit: agent w1 of team t asks for approval (ask 3):\nDeploy &lt;!channel&gt; &amp; more?\n" +
+		"Answer on GitHub: https://github.com/octo/repo/issues/7#issuecomment-9 (a decider, with /approve or /reject)"
+	if got["text"] != want || len(got) != 1 {
+		t.Errorf("payload %q\nwant %q", got, want)
+	}
+	status = http.StatusForbidden
+	err := MirrorSlack(context.Background(), srv.Client(), srv.URL+"/services/SECRET", a)
+	if err == nil || !strings.Contains(err.Error(), "HTTP 403 invalid_token") || strings.Contains(err.Error(), "SECRET") {
+		t.Errorf("failure: %v", err)
+	}
+	srv.Close()
+	err = MirrorSlack(context.Background(), http.DefaultClient, srv.URL+"/services/SECRET", a)
+	if err == nil || strings.Contains(err.Error(), "SECRET") {
+		t.Errorf("down: %v", err)
+	}
+	if err := MirrorSlack(context.Background(), http.DefaultClient, "not a url", a); err == nil {
+		t.Error("bad URL accepted")
+	}
+	if m := SlackMessage(mailbox.Ask{ID: 4, Team: "t", Agent: "w1", Question: "Q?"}); !strings.HasSuffix(m, "Answer locally: ask answer 4") {
+		t.Errorf("local message %q", m)
+	}
+}
+
+func TestOnceLockAndPause(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	f.ask("w1", issue, mailbox.KindQuestion, "Which colour?")
+	f.comment("carol", "MEMBER", "Blue.")
+	r := f.resumer(f.db, "")
+
+	held, err := f.db.Lock("t", LockKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ok, err := held.TryLock(); !ok || err != nil {
+		t.Fatal(ok, err)
+	}
+	if err := r.Once(ctx); !errors.Is(err, ErrLockHeld) || f.spawnCount() != 0 {
+		t.Fatalf("lock held: %v", err)
+	}
+	held.Unlock()
+
+	if err := Pause(ctx, f.db, "t", time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	if p, err := Paused(ctx, f.db, "t"); !p || err != nil {
+		t.Fatal(p, err)
+	}
+	if err := r.Once(ctx); !errors.Is(err, ErrPaused) || f.spawnCount() != 0 {
+		t.Fatalf("paused: %v", err)
+	}
+	if err := Unpause(ctx, f.db, "t"); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Once(ctx); err != nil || f.spawnCount() != 1 {
+		t.Fatalf("unpaused: %v %d", err, f.spawnCount())
+	}
+}
+
+func TestWatchBacksOffAndObeysPause(t *testing.T) {
+	f := newFixture(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	f.ask("w1", issue, mailbox.KindQuestion, "Which colour?")
+	f.comment("carol", "MEMBER", "Blue.")
+	if err := f.fake.Fail(githubtest.Failure{Count: -1, Status: 503}); err != nil {
+		t.Fatal(err)
+	}
+	Pause(ctx, f.db, "t", time.Now())
+	r := f.resumer(f.db, "")
+	posted := len(f.fake.Requests())
+	var waits []time.Duration
+	r.Sleep = func(ctx context.Context, d time.Duration) error {
+		waits = append(waits, d)
+		switch len(waits) {
+		case 2:
+			// Two iterations paused: nothing was read or spawned.
+			if n := len(f.fake.Requests()) - posted; n != 0 {
+				t.Errorf("%d requests while paused", n)
+			}
+			Unpause(ctx, f.db, "t")
+		case 8:
+			f.fake.ClearFailures()
+		case 9:
+			cancel()
+		}
+		return ctx.Err()
+	}
+	if err := r.Watch(ctx, time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	m := time.Minute
+	want := []time.Duration{m, m, 2 * m, 4 * m, 8 * m, 10 * m, 10 * m, 10 * m, m}
+	if fmt.Sprint(waits) != fmt.Sprint(want) {
+		t.Errorf("waits %v, want %v", waits, want)
+	}
+	if f.spawnCount() != 1 {
+		t.Errorf("%d spawns after recovery", f.spawnCount())
+	}
+	out := f.stderr.String()
+	for _, s := range []string{"team t is paused; not resuming until 'resume unpause t'", "team t is no longer paused",
+		"resume: error: ask 1 (t/w1, octo/repo#7): github: 503", "pass failed; next pass in 10m0s"} {
+		if !strings.Contains(out, s) {
+			t.Errorf("stderr lacks %q:\n%s", s, out)
+		}
+	}
+	if strings.Count(out, "is paused") != 1 {
+		t.Errorf("the pause was announced more than once:\n%s", out)
+	}
+
+	// A pause switch that cannot be read counts as paused.
+	f2 := newFixture(t)
+	ctx2, cancel2 := context.WithCancel(context.Background())
+	defer cancel2()
+	f2.ask("w1", issue, mailbox.KindQuestion, "Which colour?")
+	f2.comment("carol", "MEMBER", "Blue.")
+	broken := f2.open()
+	broken.Close()
+	r2 := f2.resumer(broken, "")
+	before := len(f2.fake.Requests())
+	n := 0
+	r2.Sleep = func(ctx context.Context, d time.Duration) error {
+		if n++; n == 2 {
+			cancel2()
+		}
+		return ctx.Err()
+	}
+	if err := r2.Watch(ctx2, time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if f2.spawnCount() != 0 || len(f2.fake.Requests()) != before {
+		t.Error("resumed with an unreadable switch")
+	}
+	if !strings.Contains(f2.stderr.String(), "cannot read the pause switch of team t, so treating it as paused") {
+		t.Errorf("stderr %q", f2.stderr.String())
+	}
+}

@@ -1,0 +1,250 @@
+package escalate
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"regexp"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/teamkit/teamkit/pkg/github"
+	"github.com/teamkit/teamkit/pkg/mailbox"
+)
+
+// Deciders is the list of GitHub logins whose word counts for an approval
+// (and who may also answer any question). Logins compare case-insensitively,
+// as GitHub's do.
+type Deciders struct {
+	logins map[string]bool
+	// Configured is false when no list was given at all.
+	Configured bool
+}
+
+// validLogin is GitHub's login grammar: letters, digits and single hyphens,
+// at most 39 characters. "[bot]" logins of apps are allowed too.
+var validLogin = regexp.MustCompile(`^[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})(?:\[bot\])?$`)
+
+// ParseDeciders reads a deciders list: "" is no list; "@FILE" names a file
+// with one login per line (blank lines and # comments ignored); anything
+// else is comma-separated logins. A leading "@" on a login is dropped. A file
+// that cannot be read, or an entry that is not a GitHub login, is an error:
+// the caller must then treat the list as absent (fail closed).
+func ParseDeciders(spec string, readFile func(string) ([]byte, error)) (Deciders, error) {
+	spec = strings.TrimSpace(spec)
+	if spec == "" {
+		return Deciders{}, nil
+	}
+	var entries []string
+	origin := "deciders list"
+	if path, ok := strings.CutPrefix(spec, "@"); ok {
+		if path == "" {
+			return Deciders{}, fmt.Errorf("deciders list %q: @ must be followed by a file name", spec)
+		}
+		data, err := readFile(path)
+		if err != nil {
+			return Deciders{}, fmt.Errorf("read deciders file: %w", err)
+		}
+		origin = "deciders file " + path
+		for _, line := range strings.Split(string(data), "\n") {
+			if i := strings.IndexByte(line, '#'); i >= 0 {
+				line = line[:i]
+			}
+			if line = strings.TrimSpace(line); line != "" {
+				entries = append(entries, line)
+			}
+		}
+	} else {
+		for _, e := range strings.Split(spec, ",") {
+			if e = strings.TrimSpace(e); e != "" {
+				entries = append(entries, e)
+			}
+		}
+	}
+	d := Deciders{logins: map[string]bool{}, Configured: true}
+	for _, e := range entries {
+		login := strings.TrimPrefix(e, "@")
+		if !validLogin.MatchString(login) {
+			return Deciders{}, fmt.Errorf("%s: %q is not a GitHub login", origin, e)
+		}
+		d.logins[strings.ToLower(login)] = true
+	}
+	return d, nil
+}
+
+// Has reports whether login is a decider.
+func (d Deciders) Has(login string) bool { return d.logins[strings.ToLower(login)] }
+
+// Len is the number of deciders.
+func (d Deciders) Len() int { return len(d.logins) }
+
+// fingerprint identifies the rules an evaluation ran under, so a stored
+// ETag ("nothing qualified, as of this content") is only reused under the
+// same rules: a decider added later makes the next pass read everything.
+func fingerprint(kind string, d Deciders) string {
+	list := make([]string, 0, len(d.logins))
+	for l := range d.logins {
+		list = append(list, l)
+	}
+	sort.Strings(list)
+	sum := sha256.Sum256([]byte(fmt.Sprintf("v1|%s|%t|%s", kind, d.Configured, strings.Join(list, ","))))
+	return hex.EncodeToString(sum[:8])
+}
+
+// Input is what FindAnswer judges.
+type Input struct {
+	Ask mailbox.Ask
+	// Comments on the issue; those up to and including the question
+	// comment (by id) are skipped.
+	Comments []github.Comment
+	// Reactions on the question comment (approvals only).
+	Reactions []github.Reaction
+	Deciders  Deciders
+	// Viewer returns the token's own login; called only when there is
+	// something to judge.
+	Viewer func() (string, error)
+	// IssueAuthor returns the issue's author; called only when a reply to a
+	// question qualifies by nothing else.
+	IssueAuthor func() (string, error)
+}
+
+// trusted are the author associations whose replies answer a question.
+var trusted = map[string]bool{"OWNER": true, "MEMBER": true, "COLLABORATOR": true}
+
+// event is a comment or a reaction, in the order they happened.
+type event struct {
+	at       time.Time
+	comment  *github.Comment
+	reaction *github.Reaction
+}
+
+// FindAnswer returns the first (oldest) qualifying answer to the ask, as the
+// decision to record; ok is false when nothing qualifies.
+//
+// A question is answered by the whole body of the first reply from the
+// issue's author, an owner, member or collaborator of the repository, or a
+// decider. An approval is decided only by a decider: a line "/approve
+// [reason]" or "/reject [reason]" in a reply (outside code blocks; a reply
+// holding both is ignored), or a +1 / -1 reaction on the question comment.
+// Never an answer: the question itself and anything before it, any comment
+// carrying a teamkit marker, and anything by the token's own login.
+func FindAnswer(in Input) (dec mailbox.Decision, ok bool, err error) {
+	a := in.Ask
+	var events []event
+	for i := range in.Comments {
+		c := &in.Comments[i]
+		if c.ID <= a.CommentID || HasMarker(c.Body) || strings.TrimSpace(c.Body) == "" || c.User.Login == "" {
+			continue
+		}
+		events = append(events, event{at: c.CreatedAt, comment: c})
+	}
+	if a.Kind == mailbox.KindApproval {
+		for i := range in.Reactions {
+			r := &in.Reactions[i]
+			if r.Content == "+1" || r.Content == "-1" {
+				events = append(events, event{at: r.CreatedAt, reaction: r})
+			}
+		}
+	}
+	if len(events) == 0 {
+		return mailbox.Decision{}, false, nil
+	}
+	sort.SliceStable(events, func(i, j int) bool {
+		if !events[i].at.Equal(events[j].at) {
+			return events[i].at.Before(events[j].at)
+		}
+		ci, cj := events[i].comment != nil, events[j].comment != nil
+		if ci != cj {
+			return ci // a comment before a reaction of the same second
+		}
+		if ci {
+			return events[i].comment.ID < events[j].comment.ID
+		}
+		return events[i].reaction.ID < events[j].reaction.ID
+	})
+	viewer, err := in.Viewer()
+	if err != nil {
+		return mailbox.Decision{}, false, err
+	}
+	for _, e := range events {
+		if e.comment != nil {
+			c := e.comment
+			if strings.EqualFold(c.User.Login, viewer) {
+				continue
+			}
+			if a.Kind == mailbox.KindApproval {
+				if !in.Deciders.Has(c.User.Login) {
+					continue
+				}
+				decision, reason, found := ParseDecision(c.Body)
+				if !found {
+					continue
+				}
+				return mailbox.Decision{Answer: reason, DecidedBy: c.User.Login, Decision: decision, Source: c.HTMLURL}, true, nil
+			}
+			eligible := trusted[strings.ToUpper(c.AuthorAssociation)] || in.Deciders.Has(c.User.Login)
+			if !eligible {
+				author, err := in.IssueAuthor()
+				if err != nil {
+					return mailbox.Decision{}, false, err
+				}
+				eligible = author != "" && strings.EqualFold(author, c.User.Login)
+			}
+			if eligible {
+				return mailbox.Decision{Answer: c.Body, DecidedBy: c.User.Login, Decision: mailbox.DecisionAnswered, Source: c.HTMLURL}, true, nil
+			}
+			continue
+		}
+		r := e.reaction
+		if strings.EqualFold(r.User.Login, viewer) || !in.Deciders.Has(r.User.Login) {
+			continue
+		}
+		decision := mailbox.DecisionApproved
+		if r.Content == "-1" {
+			decision = mailbox.DecisionRejected
+		}
+		return mailbox.Decision{DecidedBy: r.User.Login, Decision: decision, Source: a.CommentURL}, true, nil
+	}
+	return mailbox.Decision{}, false, nil
+}
+
+var tokenLine = regexp.MustCompile(`^[ \t]*/(approve|reject)(?:[ \t]+(.*?))?[ \t]*$`)
+
+// ParseDecision finds the "/approve [reason]" or "/reject [reason]" line in
+// a comment body. The reason is the rest of that line and every line after
+// it. Lines inside fenced code blocks don't count, and a body holding both an
+// /approve and a /reject line decides nothing.
+func ParseDecision(body string) (decision, reason string, ok bool) {
+	lines := strings.Split(strings.ReplaceAll(strings.ReplaceAll(body, "\r\n", "\n"), "\r", "\n"), "\n")
+	inCode := false
+	first := -1
+	for i, line := range lines {
+		t := strings.TrimSpace(line)
+		if strings.HasPrefix(t, "```") || strings.HasPrefix(t, "~~~") {
+			inCode = !inCode
+			continue
+		}
+		if inCode {
+			continue
+		}
+		m := tokenLine.FindStringSubmatch(line)
+		if m == nil {
+			continue
+		}
+		d := mailbox.DecisionApproved
+		if m[1] == "reject" {
+			d = mailbox.DecisionRejected
+		}
+		if first < 0 {
+			first, decision = i, d
+			rest := append([]string{m[2]}, lines[i+1:]...)
+			reason = strings.TrimSpace(strings.Join(rest, "\n"))
+			continue
+		}
+		if d != decision {
+			return "", "", false
+		}
+	}
+	return decision, reason, first >= 0
+}
