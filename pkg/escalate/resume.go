@@ -175,7 +175,7 @@ func (r *Resumer) lock() (func(), error) {
 func (r *Resumer) Watch(ctx context.Context, interval time.Duration) error {
 	sleep := r.Sleep
 	if sleep == nil {
-		sleep = sleepCtx
+		sleep = Sleep
 	}
 	ceiling := max(MaxBackoff, interval)
 	wait := interval
@@ -223,7 +223,9 @@ func (r *Resumer) Watch(ctx context.Context, interval time.Duration) error {
 	}
 }
 
-func sleepCtx(ctx context.Context, d time.Duration) error {
+// Sleep waits d, or until ctx ends. It is Watch's default wait between
+// passes.
+func Sleep(ctx context.Context, d time.Duration) error {
 	t := time.NewTimer(d)
 	defer t.Stop()
 	select {

@@ -128,14 +128,7 @@ func run(c *cli.Context, env *command.Env) error {
 		r.Sleep = func(ctx context.Context, d time.Duration) error {
 			stop := command.Progress(env, fmt.Sprintf("resume: watching team %s; next pass in %s, waited", team, d))
 			defer stop()
-			t := time.NewTimer(d)
-			defer t.Stop()
-			select {
-			case <-ctx.Done():
-				return ctx.Err()
-			case <-t.C:
-				return nil
-			}
+			return escalate.Sleep(ctx, d)
 		}
 		return r.Watch(c.Context, interval)
 	}
