@@ -87,6 +87,9 @@ func Identity(env *Env, args []string, want int) (team, name string, rest []stri
 	for i := 0; i < want; i++ {
 		if i < missing {
 			if fromEnv[i] == "" {
+				if want == 2 && len(have) == 1 {
+					return "", "", nil, Usagef("missing <%s>: give both <team> <name>, or set %s", kinds[i], envName[i])
+				}
 				return "", "", nil, Usagef("missing <%s> (give it, or set %s)", kinds[i], envName[i])
 			}
 			vals[i] = fromEnv[i]
