@@ -48,6 +48,7 @@ var (
 	ErrQuestionTooLong  = fmt.Errorf("the question is longer than %d characters", MaxQuestion)
 	ErrAlreadyAnswered  = errors.New("already answered")
 	ErrNeedsDecision    = errors.New("is an approval: answer it with --approve or --reject (free text is never consent)")
+	ErrNotDecider       = errors.New("can only be decided by a listed decider: add your login to --deciders or TEAMKIT_DECIDERS (no list decides nothing)")
 	ErrNotApproval      = errors.New("is a question, not an approval: answer it with text, without --approve or --reject")
 	ErrEmptyAnswer      = errors.New("the answer is empty")
 	ErrBadAnswer        = errors.New("invalid answer")
@@ -161,6 +162,8 @@ type LocalAnswer struct {
 	Decision string
 	// By names the person answering.
 	By string
+	// Deciders may decide approvals; By must be one of them (fail closed).
+	Deciders Deciders
 }
 
 // AnswerLocal records a local answer with the same compare-and-set from
@@ -178,6 +181,8 @@ func AnswerLocal(ctx context.Context, db *mailbox.DB, la LocalAnswer) (mailbox.A
 		return a, fmt.Errorf("ask %d %w", a.ID, ErrNotApproval)
 	case a.Kind != mailbox.KindApproval && strings.TrimSpace(la.Text) == "":
 		return a, ErrEmptyAnswer
+	case a.Kind == mailbox.KindApproval && !la.Deciders.Has(la.By):
+		return a, fmt.Errorf("ask %d %w", a.ID, ErrNotDecider)
 	}
 	if la.Text != "" {
 		if err := mailbox.CheckBody(la.Text); err != nil {

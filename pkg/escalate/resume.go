@@ -465,7 +465,14 @@ func (p *pass) read(gh GitHub, ref github.IssueRef, a mailbox.Ask) (mailbox.Deci
 	if err != nil {
 		return mailbox.Decision{}, false, err
 	}
-	page, err := gh.Comments(ctx, ref, since, etag)
+	// GitHub's since keeps comments updated *after* it, and the question's
+	// own second may hold a reply: ask for a minute more. The id filter in
+	// FindAnswer drops everything up to the question anyway.
+	from := since
+	if !from.IsZero() {
+		from = from.Add(-time.Minute)
+	}
+	page, err := gh.Comments(ctx, ref, from, etag)
 	if err != nil {
 		return mailbox.Decision{}, false, err
 	}
@@ -496,7 +503,19 @@ func (p *pass) read(gh GitHub, ref github.IssueRef, a mailbox.Ask) (mailbox.Deci
 	}
 	dec, found, err := FindAnswer(Input{
 		Ask: a, Comments: page.Comments, Reactions: rpage.Reactions, Deciders: p.deciders,
-		Viewer:      p.viewer,
+		Viewer: func() (string, error) {
+			v, err := p.viewer()
+			if errors.Is(err, github.ErrForbidden) {
+				// A GitHub App or Actions token may not read /user; the
+				// question comment was posted with it, so its author is us.
+				for _, c := range page.Comments {
+					if c.ID == a.CommentID && c.User.Login != "" {
+						return c.User.Login, nil
+					}
+				}
+			}
+			return v, err
+		},
 		IssueAuthor: func() (string, error) { return p.issueAuthor(gh, ref) },
 	})
 	if err != nil || found {
@@ -578,7 +597,7 @@ func (p *pass) respawn(a mailbox.Ask, in mailbox.ResumeIntent) error {
 	}
 	// A pass that crashed after launching the agent left its launch
 	// recorded with this resume's tag in the task: that launch stands.
-	if ag.Run != a.Run && ag.State != mailbox.StateFailed && strings.Contains(ag.Task, ResumeTag(a.ID, in.CreatedAt)) {
+	if launchedFor(ag, a, in) {
 		return p.settle(a, Resumed{Status: StatusRecovered, Run: ag.Run, Log: ag.Log})
 	}
 	res, err := p.r.Spawn(ctx, SpawnRequest{
@@ -589,10 +608,34 @@ func (p *pass) respawn(a mailbox.Ask, in mailbox.ResumeIntent) error {
 			// Interrupted: the intent stays, and the next pass resolves it.
 			return ctx.Err()
 		}
+		// Spawn can fail after the agent was started (a database error
+		// while it waited for the mark): then the answer was delivered, and
+		// reopening the ask would start the agent a second time.
+		if ag, aerr := db.Agent(context.WithoutCancel(ctx), a.Team, a.Agent); aerr == nil && launchedFor(ag, a, in) {
+			p.r.note("warning: re-spawn of %s/%s reported %s, but run %s was started with the answer", a.Team, a.Agent, oneLine(err.Error()), ag.Run)
+			return p.settle(a, Resumed{Status: StatusRecovered, Run: ag.Run, Log: ag.Log})
+		}
 		return p.respawnFailed(a, fmt.Errorf("re-spawn %s/%s: %w", a.Team, a.Agent, err))
 	}
 	p.r.crash(CrashAfterSpawn)
 	return p.settle(a, Resumed{Status: res.Status, Run: res.Run, AfterSeconds: res.After.Seconds(), ExitCode: res.ExitCode, Log: res.Log})
+}
+
+// launchedFor reports whether ag's latest launch is the re-spawn of this
+// resume (its task carries the resume's tag) and a process was really
+// started for it: a launch recorded but never started (a crash in between)
+// does not count, so the answer is not lost.
+func launchedFor(ag mailbox.Agent, a mailbox.Ask, in mailbox.ResumeIntent) bool {
+	if ag.Run == a.Run || !strings.Contains(ag.Task, ResumeTag(a.ID, in.CreatedAt)) {
+		return false
+	}
+	switch ag.State {
+	case mailbox.StateRunning, mailbox.StateReady, mailbox.StateExited:
+		return true
+	case mailbox.StateStarting:
+		return ag.PID > 0
+	}
+	return false
 }
 
 func (p *pass) respawnFailed(a mailbox.Ask, cause error) error {

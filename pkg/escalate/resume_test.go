@@ -626,6 +626,10 @@ func TestRecordAndAnswerLocal(t *testing.T) {
 	}
 	q := f.ask("w1", "", mailbox.KindQuestion, "Which colour?")
 	ap := f.ask("w2", "", mailbox.KindApproval, "May I?")
+	testers, err := ParseDeciders("tester", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
 	checks := []struct {
 		la   LocalAnswer
 		want error
@@ -635,17 +639,20 @@ func TestRecordAndAnswerLocal(t *testing.T) {
 		{LocalAnswer{ID: ap.ID, Decision: mailbox.DecisionAnswered, Text: "sure"}, ErrNeedsDecision},
 		{LocalAnswer{ID: q.ID, Decision: mailbox.DecisionAnswered, Text: "a\x00"}, ErrBadAnswer},
 		{LocalAnswer{ID: 99, Decision: mailbox.DecisionAnswered, Text: "x"}, mailbox.ErrNotFound},
+		// Approvals fail closed: no list, or a person not on it.
+		{LocalAnswer{ID: ap.ID, Decision: mailbox.DecisionApproved, By: "tester"}, ErrNotDecider},
+		{LocalAnswer{ID: ap.ID, Decision: mailbox.DecisionApproved, By: "mallory", Deciders: testers}, ErrNotDecider},
 	}
 	for _, c := range checks {
 		if _, err := AnswerLocal(ctx, f.db, c.la); !errors.Is(err, c.want) {
 			t.Errorf("%+v: %v, want %v", c.la, err, c.want)
 		}
 	}
-	got, err := AnswerLocal(ctx, f.db, LocalAnswer{ID: ap.ID, Decision: mailbox.DecisionRejected, By: "tester"})
+	got, err := AnswerLocal(ctx, f.db, LocalAnswer{ID: ap.ID, Decision: mailbox.DecisionRejected, By: "tester", Deciders: testers})
 	if err != nil || got.State != mailbox.AskAnswered || got.Decision != mailbox.DecisionRejected || got.Source != SourceLocal {
 		t.Fatalf("reject: %+v %v", got, err)
 	}
-	if _, err := AnswerLocal(ctx, f.db, LocalAnswer{ID: ap.ID, Decision: mailbox.DecisionApproved}); !errors.Is(err, ErrAlreadyAnswered) {
+	if _, err := AnswerLocal(ctx, f.db, LocalAnswer{ID: ap.ID, Decision: mailbox.DecisionApproved, By: "tester", Deciders: testers}); !errors.Is(err, ErrAlreadyAnswered) {
 		t.Errorf("second answer: %v", err)
 	}
 }

@@ -174,7 +174,9 @@ func FindAnswer(in Input) (dec mailbox.Decision, ok bool, err error) {
 				continue
 			}
 			if a.Kind == mailbox.KindApproval {
-				if !in.Deciders.Has(c.User.Login) {
+				// An edited comment never decides: an edit could turn an
+				// old reply into a token that outranks a later decision.
+				if !in.Deciders.Has(c.User.Login) || c.UpdatedAt.After(c.CreatedAt.Add(time.Second)) {
 					continue
 				}
 				decision, reason, found := ParseDecision(c.Body)
@@ -209,23 +211,42 @@ func FindAnswer(in Input) (dec mailbox.Decision, ok bool, err error) {
 	return mailbox.Decision{}, false, nil
 }
 
-var tokenLine = regexp.MustCompile(`^[ \t]*/(approve|reject)(?:[ \t]+(.*?))?[ \t]*$`)
+var tokenLine = regexp.MustCompile(`^/(approve|reject)(?:[ \t]+(.*?))?[ \t]*$`)
+
+// fenceOpen is a CommonMark code fence: up to three spaces, then three or
+// more backticks or tildes.
+var fenceOpen = regexp.MustCompile("^ {0,3}(`{3,}|~{3,})")
 
 // ParseDecision finds the "/approve [reason]" or "/reject [reason]" line in
-// a comment body. The reason is the rest of that line and every line after
-// it. Lines inside fenced code blocks don't count, and a body holding both an
-// /approve and a /reject line decides nothing.
+// a comment body. The token must start its line (an indented line is a code
+// block in Markdown); the reason is the rest of that line and every line
+// after it. Lines in fenced code blocks or HTML comments (invisible on the
+// page) don't count, and a body holding both an /approve and a /reject line
+// decides nothing.
 func ParseDecision(body string) (decision, reason string, ok bool) {
 	lines := strings.Split(strings.ReplaceAll(strings.ReplaceAll(body, "\r\n", "\n"), "\r", "\n"), "\n")
-	inCode := false
+	fence := "" // the open code fence, "" outside one
+	inComment := false
 	first := -1
 	for i, line := range lines {
-		t := strings.TrimSpace(line)
-		if strings.HasPrefix(t, "```") || strings.HasPrefix(t, "~~~") {
-			inCode = !inCode
+		if fence != "" {
+			// Closed only by the same character, at least as many times.
+			if m := fenceOpen.FindStringSubmatch(line); m != nil && m[1][0] == fence[0] && len(m[1]) >= len(fence) &&
+				strings.TrimSpace(line[len(m[0]):]) == "" {
+				fence = ""
+			}
 			continue
 		}
-		if inCode {
+		if inComment {
+			inComment = !strings.Contains(line, "-->")
+			continue
+		}
+		if m := fenceOpen.FindStringSubmatch(line); m != nil {
+			fence = m[1]
+			continue
+		}
+		if j := strings.Index(line, "<!--"); j >= 0 {
+			inComment = !strings.Contains(line[j:], "-->")
 			continue
 		}
 		m := tokenLine.FindStringSubmatch(line)

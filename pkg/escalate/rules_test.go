@@ -100,7 +100,12 @@ func TestParseDecision(t *testing.T) {
 		{"/approve", mailbox.DecisionApproved, "", true},
 		{"/approve looks safe", mailbox.DecisionApproved, "looks safe", true},
 		{"Checked staging.\r\n/reject   not before Friday\r\nsee #12", mailbox.DecisionRejected, "not before Friday\nsee #12", true},
-		{"  /approve\n/approve again", mailbox.DecisionApproved, "/approve again", true},
+		// An indented token is a code block in Markdown: only the second counts.
+		{"  /approve\n/approve again", mailbox.DecisionApproved, "again", true},
+		{"    /approve", "", "", false},
+		{"```\n/approve\n~~~\n/approve in code\n```\nnothing", "", "", false},
+		{"<!--\n/approve\n-->\nlooks fine", "", "", false},
+		{"<!-- hidden --> \n/reject no", mailbox.DecisionRejected, "no", true},
 		{"/approve\n/reject", "", "", false},
 		{"yes, approve it", "", "", false},
 		{"> /approve", "", "", false},
@@ -263,5 +268,47 @@ func TestFindAnswerErrors(t *testing.T) {
 		IssueAuthor: func() (string, error) { return "", boom }})
 	if !errors.Is(err, boom) {
 		t.Errorf("author error: %v", err)
+	}
+}
+
+// An edited reply never decides an approval: an edit could turn an old
+// comment into a token that outranks a later decision. A question's answer
+// may be edited.
+func TestFindAnswerIgnoresEditedTokens(t *testing.T) {
+	base := []github.Comment{
+		{ID: 101, Body: "/approve", User: github.User{Login: "erin"}, AuthorAssociation: "MEMBER", CreatedAt: t0.Add(time.Second), UpdatedAt: t0.Add(time.Hour)},
+		{ID: 102, Body: "/reject not yet", User: github.User{Login: "frank"}, AuthorAssociation: "MEMBER", CreatedAt: t0.Add(2 * time.Second), UpdatedAt: t0.Add(2 * time.Second)},
+	}
+	d, _ := ParseDeciders("erin,frank", nil)
+	viewer := func() (string, error) { return "teamkit-bot", nil }
+	dec, ok, err := FindAnswer(Input{Ask: mailbox.Ask{ID: 1, Kind: mailbox.KindApproval, CommentID: 100}, Comments: base, Deciders: d, Viewer: viewer})
+	if err != nil || !ok || dec.Decision != mailbox.DecisionRejected || dec.DecidedBy != "frank" {
+		t.Fatalf("approval: %+v %v %v; want frank's rejection, the edited /approve ignored", dec, ok, err)
+	}
+	dec, ok, err = FindAnswer(Input{Ask: mailbox.Ask{ID: 1, Kind: mailbox.KindQuestion, CommentID: 100}, Comments: base, Deciders: d, Viewer: viewer})
+	if err != nil || !ok || dec.DecidedBy != "erin" {
+		t.Fatalf("question: %+v %v %v; want erin's (edited) reply", dec, ok, err)
+	}
+}
+
+func TestLaunchedFor(t *testing.T) {
+	in := mailbox.ResumeIntent{AskID: 7, CreatedAt: t0}
+	a := mailbox.Ask{ID: 7, Run: "run-1"}
+	tagged := "task\n" + ResumeTag(7, t0)
+	for _, c := range []struct {
+		ag   mailbox.Agent
+		want bool
+	}{
+		{mailbox.Agent{Run: "run-2", Task: tagged, State: mailbox.StateRunning}, true},
+		{mailbox.Agent{Run: "run-2", Task: tagged, State: mailbox.StateExited}, true},
+		{mailbox.Agent{Run: "run-2", Task: tagged, State: mailbox.StateStarting, PID: 42}, true},
+		{mailbox.Agent{Run: "run-2", Task: tagged, State: mailbox.StateStarting}, false}, // recorded, never started
+		{mailbox.Agent{Run: "run-2", Task: tagged, State: mailbox.StateFailed}, false},
+		{mailbox.Agent{Run: "run-2", Task: "task", State: mailbox.StateRunning}, false}, // another launch
+		{mailbox.Agent{Run: "run-1", Task: tagged, State: mailbox.StateRunning}, false}, // the asking run itself
+	} {
+		if got := launchedFor(c.ag, a, in); got != c.want {
+			t.Errorf("launchedFor(%+v) = %v, want %v", c.ag, got, c.want)
+		}
 	}
 }

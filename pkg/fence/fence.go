@@ -111,10 +111,12 @@ func normalizeText(text string) string {
 	return b.String()
 }
 
-// invisibleControl: control characters (C0, DEL, C1) and the bidi controls
+// invisibleControl: control characters (C0, DEL, C1), format characters
+// (category Cf: zero-width spaces and joiners, the BOM, the Unicode tag
+// characters used to smuggle text a person cannot see) and the bidi controls
 // that can reorder what a reader sees (Trojan Source).
 func invisibleControl(r rune) bool {
-	if unicode.IsControl(r) {
+	if unicode.IsControl(r) || unicode.Is(unicode.Cf, r) {
 		return true
 	}
 	switch {

@@ -200,11 +200,12 @@ func Spawn(ctx context.Context, db *mailbox.DB, finder agenttype.Finder, req Req
 	default:
 		agent.PID, err = launch.Background(req.Self, specFile, logFile, env)
 	}
-	if err == nil {
-		err = db.SetAgentPID(ctx, req.Team, req.Name, run, agent.PID)
-	}
 	if err != nil {
 		db.SetAgentState(context.Background(), req.Team, req.Name, run, mailbox.StateFailed, 0, nil)
+		return Result{}, err
+	}
+	// The agent is up: a failure from here on is not a failed launch.
+	if err := db.SetAgentPID(ctx, req.Team, req.Name, run, agent.PID); err != nil {
 		return Result{}, err
 	}
 	if t.Conf.Handshake != agenttype.HandshakeActAs {

@@ -17,6 +17,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -68,6 +69,7 @@ func build(env *command.Env) *cli.App {
 				Flags: command.Common(
 					&cli.BoolFlag{Name: "approve", Usage: "approve an approval ask (TEXT is the optional reason)"},
 					&cli.BoolFlag{Name: "reject", Usage: "reject an approval ask (TEXT is the optional reason)"},
+					&cli.StringFlag{Name: "deciders", Usage: "`LOGINS` allowed to decide approvals (default $TEAMKIT_DECIDERS; a,b or @FILE); your $USER must be one"},
 				),
 				Action: func(c *cli.Context) error { return runAnswer(c, env) },
 			},
@@ -99,10 +101,17 @@ func runAsk(c *cli.Context, env *command.Env) error {
 			return err
 		}
 	}
-	// The run is the spawned run's own, and only when asking as that agent.
-	run := ""
-	if team == envTeam && name == envName {
-		run = env.Getenv("TEAMKIT_RUN")
+	// Inside a spawned run (TEAMKIT_RUN set), an agent asks only as itself:
+	// an ask for another agent would put this agent's words into that
+	// agent's next briefing.
+	run := env.Getenv("TEAMKIT_RUN")
+	if run != "" {
+		if team != envTeam || name != envName {
+			return command.Usagef("inside an agent's run, ask only as that agent (%s/%s)", envTeam, envName)
+		}
+		if err := command.CheckName("run", run); err != nil {
+			return err
+		}
 	}
 	issue := c.String("issue")
 	if issue == "" && !c.IsSet("issue") {
@@ -306,16 +315,26 @@ func runAnswer(c *cli.Context, env *command.Env) error {
 	if names.Check("agent", by) != nil {
 		by = "local-user"
 	}
+	spec := c.String("deciders")
+	if spec == "" {
+		spec = env.Getenv("TEAMKIT_DECIDERS")
+	}
+	deciders, err := escalate.ParseDeciders(spec, os.ReadFile)
+	if err != nil && decision != mailbox.DecisionAnswered {
+		return err // an unreadable list decides nothing
+	}
 	db, err := command.OpenMailbox(c.Context, c, env)
 	if err != nil {
 		return err
 	}
 	defer db.Close()
-	a, err := escalate.AnswerLocal(c.Context, db, escalate.LocalAnswer{ID: id, Text: text, Decision: decision, By: by})
+	a, err := escalate.AnswerLocal(c.Context, db, escalate.LocalAnswer{ID: id, Text: text, Decision: decision, By: by, Deciders: deciders})
 	switch {
 	case errors.Is(err, escalate.ErrNeedsDecision), errors.Is(err, escalate.ErrNotApproval),
 		errors.Is(err, escalate.ErrEmptyAnswer), errors.Is(err, escalate.ErrBadAnswer):
 		return &command.Error{Code: command.ExitUsage, Err: err}
+	case errors.Is(err, escalate.ErrNotDecider):
+		return err
 	case errors.Is(err, mailbox.ErrNotFound):
 		return command.WithHint(err, "see 'ask list <team> --state all'")
 	case err != nil:
