@@ -133,9 +133,29 @@ func Run(ctx context.Context, app App, env *Env, args []string) int {
 	for _, c := range a.Commands {
 		setUsageError(c)
 	}
+	if a.Action == nil && len(a.Commands) > 0 {
+		// Without this, urfave/cli answers a mistyped verb with "No help
+		// topic" and exit 1; it is a usage error.
+		a.Action = func(c *cli.Context) error {
+			if c.NArg() > 0 {
+				return Usagef("unknown command %q (want %s)", c.Args().First(), verbs(a.Commands))
+			}
+			return cli.ShowAppHelp(c)
+		}
+	}
 	name := a.Name
 	err := a.RunContext(ctx, normalize(a, app.Default, args))
 	return report(env.Stderr, name, err)
+}
+
+func verbs(cmds []*cli.Command) string {
+	var names []string
+	for _, c := range cmds {
+		if !c.Hidden {
+			names = append(names, c.Name)
+		}
+	}
+	return strings.Join(names, ", ")
 }
 
 func setUsageError(c *cli.Command) {

@@ -10,6 +10,7 @@
 package stale
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/json"
 	"fmt"
@@ -103,15 +104,18 @@ func run(c *cli.Context, env *command.Env) error {
 	if err != nil {
 		return err
 	}
+	// One write, not one per table cell (thousands of syscalls for a few
+	// hundred rows).
+	out := bufio.NewWriter(env.Stdout)
 	if c.Bool("json") {
 		for _, m := range msgs {
 			row := Row{Message: m.Message, AgeSeconds: int64(now.Sub(m.CreatedAt).Seconds()), Recipient: Recipient(m.Recipient), Agent: m.Recipient}
-			if err := command.JSON(env.Stdout, row); err != nil {
+			if err := command.JSON(out, row); err != nil {
 				return err
 			}
 		}
 	} else if len(msgs) > 0 {
-		tw := tabwriter.NewWriter(env.Stdout, 0, 4, 2, ' ', 0)
+		tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
 		fmt.Fprintln(tw, "ID\tTO\tFROM\tAGE\tRECIPIENT\tFIRST LINE")
 		for _, m := range msgs {
 			fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\n", m.ID, m.To, m.From, Age(now.Sub(m.CreatedAt)), Recipient(m.Recipient), inbox.FirstLine(m.Body, 60))
@@ -119,6 +123,9 @@ func run(c *cli.Context, env *command.Env) error {
 		if err := tw.Flush(); err != nil {
 			return err
 		}
+	}
+	if err := out.Flush(); err != nil {
+		return err
 	}
 	if len(msgs) > 0 {
 		return command.Condition()

@@ -1,0 +1,194 @@
+package mailbox_test
+
+// Benchmarks of the store in-process. scripts/bench.sh times the commands as
+// whole processes; docs/BENCHMARKS.md has the figures.
+//
+//	go test -run '^$' -bench . -benchtime 2000x ./pkg/mailbox/
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/teamkit/teamkit/pkg/mailbox"
+)
+
+// benchDB is a mailbox of n messages for team crew, built once per run.
+type benchDB struct {
+	once sync.Once
+	path string
+	err  error
+}
+
+var (
+	benchDir  string
+	benchDirM sync.Mutex
+	benchDBs  = map[int]*benchDB{}
+)
+
+// fillMailbox inserts n messages into the mailbox at path in one INSERT …
+// SELECT from a recursive CTE: crew's recipients w0…w8 and "drainer", 1 ms
+// apart, ending 30 days ago; about 300 of them (every n/300th, none for
+// drainer) unread, the rest read. So the 1k and the 1M mailbox have the same
+// few hundred unread messages (99.97% read at 1M) and differ only in
+// history, which is what stale and drain must not scale with.
+func fillMailbox(r *sql.DB, n int) error {
+	step := max(n/300, 2)
+	base := time.Now().Add(-30 * 24 * time.Hour).Add(-time.Duration(n) * time.Millisecond).UnixNano()
+	_, err := r.Exec(`INSERT INTO messages (team, sender, recipient, subject, body, created_at, read_at)
+		WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ?)
+		SELECT 'crew', 'boss',
+		       CASE WHEN i % 10 = 9 THEN 'drainer' ELSE 'w' || (i % 10) END,
+		       'task ' || i,
+		       'Task ' || i || ': implement the next item on the list, run the tests, report back.' || char(10) || 'Details follow.',
+		       ? + i * 1000000,
+		       CASE WHEN i % ? = 0 AND i % 10 != 9 THEN NULL ELSE ? + i * 1000000 + 500000 END
+		FROM n`, n, base, step, base)
+	return err
+}
+
+// sizedDB returns the path of a mailbox with n messages, building it on
+// first use in this run.
+func sizedDB(b *testing.B, n int) string {
+	b.Helper()
+	benchDirM.Lock()
+	if benchDir == "" {
+		var err error
+		if benchDir, err = os.MkdirTemp("", "teamkit-bench-"); err != nil {
+			benchDirM.Unlock()
+			b.Fatal(err)
+		}
+	}
+	d := benchDBs[n]
+	if d == nil {
+		d = &benchDB{path: filepath.Join(benchDir, fmt.Sprintf("mailbox-%d.db", n))}
+		benchDBs[n] = d
+	}
+	benchDirM.Unlock()
+	d.once.Do(func() {
+		start := time.Now()
+		db, err := mailbox.Open(context.Background(), d.path, mailbox.Options{})
+		if err != nil {
+			d.err = err
+			return
+		}
+		db.Close()
+		r, err := sql.Open("sqlite", "file:"+d.path+"?_journal_mode=WAL")
+		if err != nil {
+			d.err = err
+			return
+		}
+		defer r.Close()
+		if d.err = fillMailbox(r, n); d.err != nil {
+			return
+		}
+		_, d.err = r.Exec(`PRAGMA wal_checkpoint(TRUNCATE)`)
+		b.Logf("built a %d-message mailbox in %v", n, time.Since(start).Round(time.Millisecond))
+	})
+	if d.err != nil {
+		b.Fatalf("build %d-message mailbox: %v", n, d.err)
+	}
+	return d.path
+}
+
+func openBench(b *testing.B, path string) *mailbox.DB {
+	b.Helper()
+	db, err := mailbox.Open(context.Background(), path, mailbox.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { db.Close() })
+	return db
+}
+
+var sizes = []struct {
+	name string
+	n    int
+}{{"1k", 1_000}, {"1M", 1_000_000}}
+
+func BenchmarkSend(b *testing.B) {
+	db := openBench(b, filepath.Join(b.TempDir(), "t.db"))
+	ctx := context.Background()
+	msg := mailbox.Message{Team: "crew", From: "boss", To: "w", Body: "Task: implement the next item on the list, run the tests, report back."}
+	for b.Loop() {
+		if _, err := db.Send(ctx, msg); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkDrainOne(b *testing.B) {
+	db := openBench(b, filepath.Join(b.TempDir(), "t.db"))
+	ctx := context.Background()
+	msg := mailbox.Message{Team: "crew", From: "boss", To: "w", Body: "Task: implement the next item on the list, run the tests, report back."}
+	for b.Loop() {
+		if _, err := db.Send(ctx, msg); err != nil {
+			b.Fatal(err)
+		}
+		got, err := db.Drain(ctx, "crew", "w", 0, func([]mailbox.Message) error { return nil })
+		if err != nil || len(got) != 1 {
+			b.Fatalf("Drain = %d messages, %v", len(got), err)
+		}
+	}
+}
+
+// BenchmarkStale is "stale crew --min 10" without the process: every unread
+// message is a month old, so each call returns the ~300 unread of the 1k or
+// the 1M mailbox.
+func BenchmarkStale(b *testing.B) {
+	for _, s := range sizes {
+		b.Run(s.name, func(b *testing.B) {
+			db := openBench(b, sizedDB(b, s.n))
+			ctx := context.Background()
+			cutoff := time.Now().Add(-10 * time.Minute)
+			var n int
+			for b.Loop() {
+				got, err := db.Stale(ctx, "crew", "", cutoff)
+				if err != nil {
+					b.Fatal(err)
+				}
+				n = len(got)
+			}
+			if n < 250 || n > 400 {
+				b.Fatalf("Stale returned %d messages, want about 300", n)
+			}
+			b.ReportMetric(float64(n), "msgs/op")
+		})
+	}
+}
+
+// benchDrainAt drains one message per iteration for "drainer", who has a
+// tenth of the mailbox as read history; the b.N messages are queued
+// beforehand, untimed.
+func benchDrainAt(b *testing.B, n int) {
+	path := sizedDB(b, n)
+	db := openBench(b, path)
+	ctx := context.Background()
+	r, err := sql.Open("sqlite", "file:"+path+"?_busy_timeout=10000")
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer r.Close()
+	_, err = r.Exec(`INSERT INTO messages (team, sender, recipient, body, created_at)
+		WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ?)
+		SELECT 'crew', 'boss', 'drainer', 'queued ' || i, ? FROM n`, b.N, time.Now().UnixNano())
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		got, err := db.Drain(ctx, "crew", "drainer", 1, func([]mailbox.Message) error { return nil })
+		if err != nil || len(got) != 1 {
+			b.Fatalf("Drain = %d messages, %v", len(got), err)
+		}
+	}
+}
+
+func BenchmarkDrainAt1k(b *testing.B) { benchDrainAt(b, 1_000) }
+
+func BenchmarkDrainAt1M(b *testing.B) { benchDrainAt(b, 1_000_000) }

@@ -1,0 +1,931 @@
+package mailbox_test
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"database/sql"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/teamkit/teamkit/pkg/mailbox"
+)
+
+// clock is a settable fake time source.
+type clock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func newClock() *clock { return &clock{t: time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)} }
+
+func (c *clock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
+
+func (c *clock) Add(d time.Duration) { c.mu.Lock(); c.t = c.t.Add(d); c.mu.Unlock() }
+
+func open(t testing.TB, path string, c *clock) *mailbox.DB {
+	t.Helper()
+	o := mailbox.Options{}
+	if c != nil {
+		o.Now = c.Now
+	}
+	db, err := mailbox.Open(context.Background(), path, o)
+	if err != nil {
+		t.Fatalf("Open(%s): %v", path, err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db
+}
+
+func newDB(t testing.TB) (*mailbox.DB, *clock, string) {
+	t.Helper()
+	c := newClock()
+	path := filepath.Join(t.TempDir(), "teamkit.db")
+	return open(t, path, c), c, path
+}
+
+// raw opens the file with database/sql directly, bypassing the store.
+func raw(t testing.TB, path string) *sql.DB {
+	t.Helper()
+	db, err := sql.Open("sqlite", "file:"+path+"?_busy_timeout=5000")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db
+}
+
+func count(t testing.TB, db *sql.DB, query string, args ...any) int {
+	t.Helper()
+	var n int
+	if err := db.QueryRow(query, args...).Scan(&n); err != nil {
+		t.Fatalf("%s: %v", query, err)
+	}
+	return n
+}
+
+func send(t testing.TB, db *mailbox.DB, team, from, to, body string) mailbox.Message {
+	t.Helper()
+	m, err := db.Send(context.Background(), mailbox.Message{Team: team, From: from, To: to, Body: body})
+	if err != nil {
+		t.Fatalf("Send: %v", err)
+	}
+	return m
+}
+
+func ids(msgs []mailbox.Message) []int64 {
+	out := make([]int64, len(msgs))
+	for i, m := range msgs {
+		out[i] = m.ID
+	}
+	return out
+}
+
+func equalIDs(a, b []int64) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+func keep(msgs *[]mailbox.Message) func([]mailbox.Message) error {
+	return func(m []mailbox.Message) error { *msgs = append(*msgs, m...); return nil }
+}
+
+func TestSendPeekDrain(t *testing.T) {
+	ctx := context.Background()
+	db, c, _ := newDB(t)
+	m1, err := db.Send(ctx, mailbox.Message{Team: "t", From: "boss", To: "w", Subject: "s1", Body: "one", ReplyTo: 0})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m1.ID == 0 || !m1.CreatedAt.Equal(c.Now()) {
+		t.Fatalf("Send returned %+v, want an id and the clock's time", m1)
+	}
+	c.Add(time.Second)
+	m2, err := db.Send(ctx, mailbox.Message{Team: "t", From: "boss", To: "w", Body: "two", ReplyTo: m1.ID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	send(t, db, "t", "boss", "other", "not for w")
+	send(t, db, "t2", "boss", "w", "other team")
+	m3 := send(t, db, "t", "x", "w", "three")
+	want := []int64{m1.ID, m2.ID, m3.ID}
+
+	peek, err := db.Peek(ctx, "t", "w", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !equalIDs(ids(peek), want) {
+		t.Fatalf("Peek = %v, want %v", ids(peek), want)
+	}
+	if peek[1].ReplyTo != m1.ID || peek[0].Subject != "s1" || peek[1].Body != "two" || !peek[0].ReadAt.IsZero() {
+		t.Fatalf("Peek lost fields: %+v", peek)
+	}
+	// Peek leaves everything unread.
+	again, _ := db.Peek(ctx, "t", "w", 0)
+	if len(again) != 3 {
+		t.Fatalf("second Peek got %d, want 3", len(again))
+	}
+
+	c.Add(time.Minute)
+	var delivered []mailbox.Message
+	got, err := db.Drain(ctx, "t", "w", 0, keep(&delivered))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !equalIDs(ids(got), want) || !equalIDs(ids(delivered), want) {
+		t.Fatalf("Drain = %v delivered %v, want %v oldest first", ids(got), ids(delivered), want)
+	}
+	for _, m := range got {
+		if !m.ReadAt.Equal(c.Now()) {
+			t.Fatalf("drained message %d read_at %v, want %v", m.ID, m.ReadAt, c.Now())
+		}
+	}
+	stored, err := db.Message(ctx, m2.ID)
+	if err != nil || !stored.ReadAt.Equal(c.Now()) {
+		t.Fatalf("Message(%d) = %+v, %v; want read at %v", m2.ID, stored, err, c.Now())
+	}
+	// Nothing left; deliver is not called for an empty inbox.
+	got, err = db.Drain(ctx, "t", "w", 0, func([]mailbox.Message) error { t.Error("deliver called on empty inbox"); return nil })
+	if err != nil || len(got) != 0 {
+		t.Fatalf("second Drain = %v, %v; want nothing", got, err)
+	}
+	// Other recipients and teams are untouched.
+	if p, _ := db.Peek(ctx, "t", "other", 0); len(p) != 1 {
+		t.Fatalf("other's inbox has %d, want 1", len(p))
+	}
+	if p, _ := db.Peek(ctx, "t2", "w", 0); len(p) != 1 {
+		t.Fatalf("t2/w inbox has %d, want 1", len(p))
+	}
+	if _, err := db.Message(ctx, 9999); !errors.Is(err, mailbox.ErrNotFound) {
+		t.Fatalf("Message(9999) err = %v, want ErrNotFound", err)
+	}
+}
+
+func TestDrainDeliverFailureLeavesUnread(t *testing.T) {
+	ctx := context.Background()
+	db, _, _ := newDB(t)
+	for _, b := range []string{"a", "b", "c"} {
+		send(t, db, "t", "s", "w", b)
+	}
+	boom := errors.New("stdout closed")
+	var calls int
+	got, err := db.Drain(ctx, "t", "w", 0, func(m []mailbox.Message) error { calls++; return boom })
+	if !errors.Is(err, boom) || got != nil || calls != 1 {
+		t.Fatalf("Drain with failing deliver = %v, %v (calls %d); want the deliver error", got, err, calls)
+	}
+	unread, _ := db.Peek(ctx, "t", "w", 0)
+	if len(unread) != 3 {
+		t.Fatalf("after failed delivery %d unread, want all 3", len(unread))
+	}
+	for _, m := range unread {
+		if !m.ReadAt.IsZero() {
+			t.Fatalf("message %d marked read after failed delivery", m.ID)
+		}
+	}
+	var delivered []mailbox.Message
+	if _, err := db.Drain(ctx, "t", "w", 0, keep(&delivered)); err != nil || len(delivered) != 3 {
+		t.Fatalf("retry delivered %d (%v), want 3", len(delivered), err)
+	}
+}
+
+func TestDrainLimit(t *testing.T) {
+	ctx := context.Background()
+	db, _, _ := newDB(t)
+	var all []int64
+	for i := 0; i < 5; i++ {
+		all = append(all, send(t, db, "t", "s", "w", "m").ID)
+	}
+	p, _ := db.Peek(ctx, "t", "w", 2)
+	if !equalIDs(ids(p), all[:2]) {
+		t.Fatalf("Peek limit 2 = %v, want %v", ids(p), all[:2])
+	}
+	var got []int64
+	for _, want := range [][]int64{all[:2], all[2:4], all[4:], nil} {
+		var d []mailbox.Message
+		if _, err := db.Drain(ctx, "t", "w", 2, keep(&d)); err != nil {
+			t.Fatal(err)
+		}
+		if !equalIDs(ids(d), want) {
+			t.Fatalf("Drain limit 2 = %v, want %v", ids(d), want)
+		}
+		got = append(got, ids(d)...)
+		// Messages past the limit stay unread.
+		left, _ := db.Peek(ctx, "t", "w", 0)
+		if len(left) != len(all)-len(got) {
+			t.Fatalf("after draining %d, %d unread; want %d", len(got), len(left), len(all)-len(got))
+		}
+	}
+}
+
+func TestList(t *testing.T) {
+	ctx := context.Background()
+	db, _, _ := newDB(t)
+	a := send(t, db, "t", "s", "a", "1")
+	b := send(t, db, "t", "s", "b", "2")
+	a2 := send(t, db, "t", "s", "a", "3")
+	send(t, db, "u", "s", "a", "elsewhere")
+	if _, err := db.Drain(ctx, "t", "a", 1, func([]mailbox.Message) error { return nil }); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		to   string
+		all  bool
+		want []int64
+	}{
+		{"", false, []int64{b.ID, a2.ID}},
+		{"", true, []int64{a.ID, b.ID, a2.ID}},
+		{"a", false, []int64{a2.ID}},
+		{"a", true, []int64{a.ID, a2.ID}},
+		{"nobody", true, nil},
+	} {
+		got, err := db.List(ctx, "t", tc.to, tc.all)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !equalIDs(ids(got), tc.want) {
+			t.Errorf("List(t, %q, all=%v) = %v, want %v", tc.to, tc.all, ids(got), tc.want)
+		}
+	}
+	all, _ := db.List(ctx, "t", "a", true)
+	if all[0].ReadAt.IsZero() || !all[1].ReadAt.IsZero() {
+		t.Fatalf("List --all read marks wrong: %+v", all)
+	}
+}
+
+func TestStale(t *testing.T) {
+	ctx := context.Background()
+	db, c, _ := newDB(t)
+	t0 := c.Now()
+	read := send(t, db, "t", "s", "ghost", "read already")
+	ghost := send(t, db, "t", "s", "ghost", "first line\nsecond")
+	done := send(t, db, "t", "s", "done", "for the exited one")
+	busy := send(t, db, "t", "s", "busy", "for the live one")
+	send(t, db, "u", "s", "ghost", "other team")
+	if got, err := db.Drain(ctx, "t", "ghost", 1, func([]mailbox.Message) error { return nil }); err != nil || len(got) != 1 || got[0].ID != read.ID {
+		t.Fatalf("Drain limit 1 = %v, %v", got, err)
+	}
+	c.Add(5 * time.Minute)
+	fresh := send(t, db, "t", "s", "ghost", "too new")
+	now := c.Now()
+
+	code := 3
+	if err := db.RecordLaunch(ctx, mailbox.Agent{Team: "t", Name: "done", Type: "codex", Run: "r1", PID: 1234, State: mailbox.StateRunning}); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.SetAgentState(ctx, "t", "done", "r1", mailbox.StateExited, 0, &code); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.RecordLaunch(ctx, mailbox.Agent{Team: "t", Name: "busy", Type: "claude", Run: "r9", PID: os.Getpid(), State: mailbox.StateRunning}); err != nil {
+		t.Fatal(err)
+	}
+
+	stale := func(to string, cutoff time.Time) []mailbox.StaleMessage {
+		t.Helper()
+		got, err := db.Stale(ctx, "t", to, cutoff)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return got
+	}
+	staleIDs := func(s []mailbox.StaleMessage) []int64 {
+		var out []int64
+		for _, m := range s {
+			out = append(out, m.ID)
+		}
+		return out
+	}
+	for _, tc := range []struct {
+		to     string
+		cutoff time.Time
+		want   []int64
+	}{
+		{"", now.Add(-3 * time.Minute), []int64{ghost.ID, done.ID, busy.ID}},
+		{"", t0, []int64{ghost.ID, done.ID, busy.ID}}, // created_at == cut-off counts
+		{"", t0.Add(-time.Nanosecond), nil},
+		{"", now, []int64{ghost.ID, done.ID, busy.ID, fresh.ID}},
+		{"ghost", now, []int64{ghost.ID, fresh.ID}},
+		{"done", now, []int64{done.ID}},
+		{"nobody", now, nil},
+	} {
+		if got := staleIDs(stale(tc.to, tc.cutoff)); !equalIDs(got, tc.want) {
+			t.Errorf("Stale(to=%q, cutoff=%v) = %v, want %v", tc.to, tc.cutoff.Sub(t0), got, tc.want)
+		}
+	}
+
+	got := stale("", t0)
+	if got[0].Recipient != nil {
+		t.Errorf("never-spawned recipient = %+v, want nil", got[0].Recipient)
+	}
+	if r := got[1].Recipient; r == nil || r.State != mailbox.StateExited || r.ExitCode == nil || *r.ExitCode != 3 || r.Run != "r1" || r.Type != "codex" {
+		t.Errorf("exited recipient = %+v, want state exited code 3", r)
+	}
+	if r := got[2].Recipient; r == nil || r.PID != os.Getpid() || r.State != mailbox.StateRunning || r.ExitCode != nil {
+		t.Errorf("running recipient = %+v, want pid %d running", r, os.Getpid())
+	}
+	if m := got[0].Message; !m.CreatedAt.Equal(t0) || !m.ReadAt.IsZero() || m.Body != "first line\nsecond" || m.To != "ghost" || m.From != "s" {
+		t.Errorf("stale message fields = %+v", m)
+	}
+
+	// Reading them clears them; the other team's stale message stays.
+	for _, who := range []string{"done", "busy", "ghost"} {
+		if _, err := db.Drain(ctx, "t", who, 0, func([]mailbox.Message) error { return nil }); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := stale("", now); len(got) != 0 {
+		t.Fatalf("Stale after drain = %v; want none", staleIDs(got))
+	}
+	if got, _ := db.Stale(ctx, "u", "", now); len(got) != 1 {
+		t.Fatalf("Stale(u) = %d, want 1", len(got))
+	}
+}
+
+func TestReady(t *testing.T) {
+	ctx := context.Background()
+	db, c, _ := newDB(t)
+	if _, ok, err := db.Ready(ctx, "t", "a"); ok || err != nil {
+		t.Fatalf("Ready before mark = %v, %v", ok, err)
+	}
+	if ok, err := db.ConsumeReady(ctx, "t", "a", "r1"); ok || err != nil {
+		t.Fatalf("ConsumeReady without mark = %v, %v", ok, err)
+	}
+	if err := db.MarkReady(ctx, "t", "a", "r1"); err != nil {
+		t.Fatal(err)
+	}
+	m, ok, err := db.Ready(ctx, "t", "a")
+	if !ok || err != nil || m.Run != "r1" || !m.MarkedAt.Equal(c.Now()) || !m.ConsumedAt.IsZero() {
+		t.Fatalf("Ready = %+v, %v, %v", m, ok, err)
+	}
+	if ok, _ := db.ConsumeReady(ctx, "t", "a", "r0"); ok {
+		t.Fatal("ConsumeReady for another run = true, want false")
+	}
+	if ok, err := db.ConsumeReady(ctx, "t", "a", "r1"); !ok || err != nil {
+		t.Fatalf("first ConsumeReady = %v, %v; want true", ok, err)
+	}
+	if ok, _ := db.ConsumeReady(ctx, "t", "a", "r1"); ok {
+		t.Fatal("second ConsumeReady = true, want false")
+	}
+	if m, _, _ := db.Ready(ctx, "t", "a"); m.ConsumedAt.IsZero() {
+		t.Fatal("consumed mark has no consumed_at")
+	}
+	// A new run's mark replaces the old one and is fresh again.
+	c.Add(time.Minute)
+	if err := db.MarkReady(ctx, "t", "a", "r2"); err != nil {
+		t.Fatal(err)
+	}
+	if ok, _ := db.ConsumeReady(ctx, "t", "a", "r1"); ok {
+		t.Fatal("ConsumeReady for the old run after a new mark = true")
+	}
+	if ok, _ := db.ConsumeReady(ctx, "t", "a", "r2"); !ok {
+		t.Fatal("ConsumeReady for the new run = false")
+	}
+	if err := db.ClearReady(ctx, "t", "a"); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok, _ := db.Ready(ctx, "t", "a"); ok {
+		t.Fatal("mark still there after ClearReady")
+	}
+}
+
+func TestAgents(t *testing.T) {
+	ctx := context.Background()
+	db, c, _ := newDB(t)
+	if _, err := db.Agent(ctx, "t", "a"); !errors.Is(err, mailbox.ErrNotFound) {
+		t.Fatalf("Agent before record: %v, want ErrNotFound", err)
+	}
+	a := mailbox.Agent{Team: "t", Name: "a", Type: "codex", Task: "do it", Issue: "o/r#1", Workdir: "/w", Run: "r1", PID: 10, State: mailbox.StateStarting, Log: "/l1"}
+	if err := db.RecordLaunch(ctx, a); err != nil {
+		t.Fatal(err)
+	}
+	t1 := c.Now()
+	got, err := db.Agent(ctx, "t", "a")
+	if err != nil || got.Type != "codex" || got.Task != "do it" || got.Issue != "o/r#1" || got.Workdir != "/w" ||
+		got.Run != "r1" || got.PID != 10 || got.State != mailbox.StateStarting || got.Log != "/l1" || got.ExitCode != nil || !got.CreatedAt.Equal(t1) {
+		t.Fatalf("Agent = %+v, %v", got, err)
+	}
+	code := 0
+	c.Add(time.Second)
+	if err := db.SetAgentState(ctx, "t", "a", "r1", mailbox.StateRunning, 42, nil); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ = db.Agent(ctx, "t", "a"); got.PID != 42 || got.State != mailbox.StateRunning || got.ExitCode != nil {
+		t.Fatalf("after SetAgentState running: %+v", got)
+	}
+	if err := db.SetAgentState(ctx, "t", "a", "r1", mailbox.StateExited, 0, &code); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ = db.Agent(ctx, "t", "a"); got.PID != 42 || got.State != mailbox.StateExited || got.ExitCode == nil || *got.ExitCode != 0 {
+		t.Fatalf("after SetAgentState exited: %+v", got)
+	}
+	// A relaunch replaces the record and clears the exit code.
+	c.Add(time.Second)
+	a.Run, a.PID, a.State, a.Log = "r2", 20, mailbox.StateRunning, "/l2"
+	if err := db.RecordLaunch(ctx, a); err != nil {
+		t.Fatal(err)
+	}
+	got, _ = db.Agent(ctx, "t", "a")
+	if got.Run != "r2" || got.PID != 20 || got.ExitCode != nil || got.Log != "/l2" || !got.CreatedAt.Equal(t1) || !got.UpdatedAt.Equal(c.Now()) {
+		t.Fatalf("after relaunch: %+v", got)
+	}
+	// A late write for the older run is ignored.
+	code = 9
+	if err := db.SetAgentState(ctx, "t", "a", "r1", mailbox.StateExited, 99, &code); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ = db.Agent(ctx, "t", "a"); got.Run != "r2" || got.State != mailbox.StateRunning || got.PID != 20 || got.ExitCode != nil {
+		t.Fatalf("SetAgentState for an older run changed the record: %+v", got)
+	}
+	if err := db.RecordLaunch(ctx, mailbox.Agent{Team: "t", Name: "b", Type: "x", Run: "q", State: mailbox.StateRunning}); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.RecordLaunch(ctx, mailbox.Agent{Team: "u", Name: "c", Type: "x", Run: "q", State: mailbox.StateRunning}); err != nil {
+		t.Fatal(err)
+	}
+	all, err := db.Agents(ctx, "t")
+	if err != nil || len(all) != 2 || all[0].Name != "a" || all[1].Name != "b" {
+		t.Fatalf("Agents(t) = %+v, %v", all, err)
+	}
+}
+
+func TestAsks(t *testing.T) {
+	ctx := context.Background()
+	db, c, _ := newDB(t)
+	q := mailbox.Ask{Team: "t", Agent: "a", Run: "r1", Issue: "o/r#2", Kind: mailbox.KindQuestion, Question: "which?"}
+	first, created, err := db.CreateAsk(ctx, q)
+	if err != nil || !created || first.ID == 0 || first.State != mailbox.AskAwaiting || !first.CreatedAt.Equal(c.Now()) {
+		t.Fatalf("CreateAsk = %+v, %v, %v", first, created, err)
+	}
+	q.Question = "asked again"
+	again, created, err := db.CreateAsk(ctx, q)
+	if err != nil || created || again.ID != first.ID || again.Question != "which?" {
+		t.Fatalf("CreateAsk for the same run = %+v, created=%v, %v; want the first ask", again, created, err)
+	}
+	q.Run = "r2"
+	other, created, err := db.CreateAsk(ctx, q)
+	if err != nil || !created || other.ID == first.ID {
+		t.Fatalf("CreateAsk for another run = %+v, %v, %v", other, created, err)
+	}
+	// Asks without a run are never merged.
+	n1, c1, _ := db.CreateAsk(ctx, mailbox.Ask{Team: "t", Agent: "h", Kind: mailbox.KindApproval, Question: "ok?"})
+	n2, c2, _ := db.CreateAsk(ctx, mailbox.Ask{Team: "t", Agent: "h", Kind: mailbox.KindApproval, Question: "ok?"})
+	if !c1 || !c2 || n1.ID == n2.ID {
+		t.Fatalf("run-less asks merged: %d %d", n1.ID, n2.ID)
+	}
+
+	if err := db.SetAskPosted(ctx, first.ID, 77, "https://x/c/77"); err != nil {
+		t.Fatal(err)
+	}
+	c.Add(time.Minute)
+	ok, err := db.DecideAsk(ctx, first.ID, mailbox.Decision{Answer: "the red one", DecidedBy: "alice", Decision: mailbox.DecisionAnswered, Source: "https://x/c/78"})
+	if !ok || err != nil {
+		t.Fatalf("first DecideAsk = %v, %v", ok, err)
+	}
+	ok, err = db.DecideAsk(ctx, first.ID, mailbox.Decision{Answer: "blue", DecidedBy: "mallory", Decision: mailbox.DecisionAnswered})
+	if ok || err != nil {
+		t.Fatalf("second DecideAsk = %v, %v; want false", ok, err)
+	}
+	got, err := db.Ask(ctx, first.ID)
+	if err != nil || got.State != mailbox.AskAnswered || got.Answer != "the red one" || got.DecidedBy != "alice" ||
+		got.CommentID != 77 || !got.AnsweredAt.Equal(c.Now()) || got.Source != "https://x/c/78" {
+		t.Fatalf("decided ask = %+v, %v", got, err)
+	}
+	awaiting, _ := db.Asks(ctx, "t", mailbox.AskAwaiting)
+	if len(awaiting) != 3 {
+		t.Fatalf("awaiting asks = %d, want 3", len(awaiting))
+	}
+
+	// Reopen puts it back to awaiting, and a new decision can win.
+	if err := db.ReopenAsk(ctx, first.ID); err != nil {
+		t.Fatal(err)
+	}
+	got, _ = db.Ask(ctx, first.ID)
+	if got.State != mailbox.AskAwaiting || got.Answer != "" || got.DecidedBy != "" || !got.AnsweredAt.IsZero() {
+		t.Fatalf("reopened ask = %+v", got)
+	}
+	if ok, _ := db.DecideAsk(ctx, first.ID, mailbox.Decision{Answer: "green", DecidedBy: "bob", Decision: mailbox.DecisionAnswered}); !ok {
+		t.Fatal("DecideAsk after reopen = false")
+	}
+	if ok, err := db.SetAskResumed(ctx, first.ID, "r3"); !ok || err != nil {
+		t.Fatalf("first SetAskResumed = %v, %v", ok, err)
+	}
+	if ok, _ := db.SetAskResumed(ctx, first.ID, "r4"); ok {
+		t.Fatal("second SetAskResumed = true")
+	}
+	// A resumed ask is never reopened.
+	if err := db.ReopenAsk(ctx, first.ID); err != nil {
+		t.Fatal(err)
+	}
+	got, _ = db.Ask(ctx, first.ID)
+	if got.State != mailbox.AskAnswered || got.ResumedRun != "r3" || got.Answer != "green" {
+		t.Fatalf("resumed ask after ReopenAsk = %+v", got)
+	}
+	if err := db.SetAskPostError(ctx, other.ID, "502 from GitHub"); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := db.Ask(ctx, other.ID); got.PostError != "502 from GitHub" {
+		t.Fatalf("post error = %q", got.PostError)
+	}
+	if _, err := db.Ask(ctx, 999); !errors.Is(err, mailbox.ErrNotFound) {
+		t.Fatalf("Ask(999) err = %v", err)
+	}
+	all, _ := db.Asks(ctx, "t", "")
+	if len(all) != 4 || all[0].ID != first.ID {
+		t.Fatalf("Asks(all) = %d", len(all))
+	}
+}
+
+func TestDecideAskConcurrent(t *testing.T) {
+	ctx := context.Background()
+	db, _, path := newDB(t)
+	a, _, err := db.CreateAsk(ctx, mailbox.Ask{Team: "t", Agent: "a", Run: "r", Kind: mailbox.KindQuestion, Question: "?"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	db2 := open(t, path, nil)
+	var wins int
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	for i, d := range []*mailbox.DB{db, db2, db, db2} {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			ok, err := d.DecideAsk(ctx, a.ID, mailbox.Decision{Answer: string(rune('a' + i)), Decision: mailbox.DecisionAnswered})
+			if err != nil {
+				t.Error(err)
+			}
+			if ok {
+				mu.Lock()
+				wins++
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	if wins != 1 {
+		t.Fatalf("%d DecideAsk calls won, want exactly 1", wins)
+	}
+}
+
+func TestResumeIntents(t *testing.T) {
+	ctx := context.Background()
+	db, _, _ := newDB(t)
+	a1, _, _ := db.CreateAsk(ctx, mailbox.Ask{Team: "t", Agent: "a", Run: "1", Kind: mailbox.KindQuestion, Question: "?"})
+	a2, _, _ := db.CreateAsk(ctx, mailbox.Ask{Team: "t", Agent: "b", Run: "1", Kind: mailbox.KindQuestion, Question: "?"})
+	u, _, _ := db.CreateAsk(ctx, mailbox.Ask{Team: "u", Agent: "a", Run: "1", Kind: mailbox.KindQuestion, Question: "?"})
+	for _, id := range []int64{a2.ID, a1.ID, a1.ID, u.ID} { // a1 twice: insert if absent
+		if err := db.AddResumeIntent(ctx, id); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, err := db.ResumeIntents(ctx, "t")
+	if err != nil || len(got) != 2 || got[0].AskID != a1.ID || got[1].AskID != a2.ID || got[0].CreatedAt.IsZero() {
+		t.Fatalf("ResumeIntents = %+v, %v", got, err)
+	}
+	if err := db.ClearResumeIntent(ctx, a1.ID); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := db.ResumeIntents(ctx, "t"); len(got) != 1 || got[0].AskID != a2.ID {
+		t.Fatalf("after clear: %+v", got)
+	}
+	if got, _ := db.ResumeIntents(ctx, "u"); len(got) != 1 {
+		t.Fatalf("team u intents: %+v", got)
+	}
+}
+
+func TestETagsAndSettings(t *testing.T) {
+	ctx := context.Background()
+	db, _, _ := newDB(t)
+	if tag, err := db.ETag(ctx, "https://api/x"); tag != "" || err != nil {
+		t.Fatalf("ETag unset = %q, %v", tag, err)
+	}
+	for _, tag := range []string{`W/"1"`, `W/"2"`} {
+		if err := db.SetETag(ctx, "https://api/x", tag); err != nil {
+			t.Fatal(err)
+		}
+		if got, _ := db.ETag(ctx, "https://api/x"); got != tag {
+			t.Fatalf("ETag = %q, want %q", got, tag)
+		}
+	}
+	if v, ok, err := db.Setting(ctx, "t", "paused"); ok || v != "" || err != nil {
+		t.Fatalf("unset setting = %q, %v, %v", v, ok, err)
+	}
+	db.SetSetting(ctx, "t", "paused", "1")
+	db.SetSetting(ctx, "t", "paused", "yes")
+	if v, ok, _ := db.Setting(ctx, "t", "paused"); !ok || v != "yes" {
+		t.Fatalf("setting = %q, %v", v, ok)
+	}
+	if _, ok, _ := db.Setting(ctx, "u", "paused"); ok {
+		t.Fatal("setting leaked to another team")
+	}
+	if err := db.SetSetting(ctx, "t", "paused", ""); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok, _ := db.Setting(ctx, "t", "paused"); ok {
+		t.Fatal("empty value did not remove the setting")
+	}
+}
+
+func tables(t *testing.T, path string) []string {
+	t.Helper()
+	rows, err := raw(t, path).Query(`SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var n string
+		rows.Scan(&n)
+		out = append(out, n)
+	}
+	return out
+}
+
+func readFile(t *testing.T, path string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func TestMigration(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "old.db")
+	// A real SQLite file at user_version 0 with no tables.
+	r, err := sql.Open("sqlite", "file:"+path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.Exec(`PRAGMA journal_mode = WAL; CREATE TABLE x (a); DROP TABLE x`); err != nil {
+		t.Fatal(err)
+	}
+	r.Close()
+	if got := tables(t, path); len(got) != 0 {
+		t.Fatalf("setup left tables %v", got)
+	}
+
+	db, err := mailbox.Open(ctx, path, mailbox.Options{})
+	if err != nil {
+		t.Fatalf("Open of a version-0 database: %v", err)
+	}
+	v, err := db.SchemaVersion(ctx)
+	if err != nil || v < 1 {
+		t.Fatalf("SchemaVersion = %d, %v; want >= 1", v, err)
+	}
+	m := send(t, db, "t", "s", "w", "survives")
+	db.Close()
+	want := []string{"agents", "asks", "etags", "messages", "ready", "resume_intents", "settings"}
+	if got := tables(t, path); strings.Join(got, ",") != strings.Join(want, ",") {
+		t.Fatalf("tables after migration = %v, want %v", got, want)
+	}
+
+	// Reopening is a no-op: same version, same data, file bytes unchanged.
+	before := readFile(t, path)
+	db, err = mailbox.Open(ctx, path, mailbox.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	v2, _ := db.SchemaVersion(ctx)
+	got, err := db.Message(ctx, m.ID)
+	db.Close()
+	if v2 != v || err != nil || got.Body != "survives" {
+		t.Fatalf("reopen: version %d (want %d), message %+v, %v", v2, v, got, err)
+	}
+	if !bytes.Equal(before, readFile(t, path)) {
+		t.Fatal("reopening a current database changed the file")
+	}
+}
+
+func TestMigrationRefusesNewer(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "new.db")
+	r, err := sql.Open("sqlite", "file:"+path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.Exec(`PRAGMA journal_mode = WAL; CREATE TABLE future (a); INSERT INTO future VALUES (1); PRAGMA user_version = 99`); err != nil {
+		t.Fatal(err)
+	}
+	r.Close()
+	before := readFile(t, path)
+	_, err = mailbox.Open(ctx, path, mailbox.Options{})
+	if !errors.Is(err, mailbox.ErrTooNew) {
+		t.Fatalf("Open of a user_version 99 database: %v, want ErrTooNew", err)
+	}
+	if !bytes.Equal(before, readFile(t, path)) {
+		t.Fatal("refused database was modified")
+	}
+	if got := tables(t, path); strings.Join(got, ",") != "future" {
+		t.Fatalf("tables after refusal = %v, want only future", got)
+	}
+	if n := count(t, raw(t, path), `PRAGMA user_version`); n != 99 {
+		t.Fatalf("user_version after refusal = %d", n)
+	}
+}
+
+func TestCorruptFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "junk.db")
+	junk := make([]byte, 8192)
+	rand.Read(junk)
+	if err := os.WriteFile(path, junk, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	db, err := mailbox.Open(context.Background(), path, mailbox.Options{})
+	if err == nil {
+		db.Close()
+	}
+	if !errors.Is(err, mailbox.ErrCorrupt) {
+		t.Fatalf("Open of random bytes: %v, want ErrCorrupt", err)
+	}
+	var me *mailbox.Error
+	if !errors.As(err, &me) || me.Hint() == "" {
+		t.Fatalf("corrupt error %v carries no hint", err)
+	}
+	if !bytes.Equal(junk, readFile(t, path)) {
+		t.Fatal("corrupt file was modified")
+	}
+}
+
+func TestMissingDir(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "no", "such")
+	_, err := mailbox.Open(context.Background(), filepath.Join(dir, "t.db"), mailbox.Options{})
+	if !errors.Is(err, mailbox.ErrNoDir) {
+		t.Fatalf("Open in a missing dir: %v, want ErrNoDir", err)
+	}
+	if _, err := os.Stat(dir); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("missing directory was created: %v", err)
+	}
+	db, err := mailbox.Open(context.Background(), filepath.Join(dir, "t.db"), mailbox.Options{CreateDir: true})
+	if err != nil {
+		t.Fatalf("Open with CreateDir: %v", err)
+	}
+	db.Close()
+}
+
+func TestPostgresRefused(t *testing.T) {
+	_, err := mailbox.Open(context.Background(), "postgres://u:secret@h/db", mailbox.Options{})
+	if !errors.Is(err, mailbox.ErrBackend) || strings.Contains(err.Error(), "secret") {
+		t.Fatalf("postgres URL: %v, want ErrBackend without the password", err)
+	}
+}
+
+// holdLock takes the write lock on path from another connection, as another
+// process in the middle of a drain would, until the test ends or release.
+func holdLock(t *testing.T, path string) (release func()) {
+	t.Helper()
+	r, err := sql.Open("sqlite", "file:"+path+"?_journal_mode=WAL")
+	if err != nil {
+		t.Fatal(err)
+	}
+	conn, err := r.Conn(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := conn.ExecContext(context.Background(), "BEGIN IMMEDIATE"); err != nil {
+		t.Fatal(err)
+	}
+	var once sync.Once
+	release = func() {
+		once.Do(func() {
+			conn.ExecContext(context.Background(), "ROLLBACK")
+			conn.Close()
+			r.Close()
+		})
+	}
+	t.Cleanup(release)
+	return release
+}
+
+func TestLocked(t *testing.T) {
+	ctx := context.Background()
+	t.Run("send", func(t *testing.T) {
+		_, _, path := newDB(t)
+		release := holdLock(t, path)
+		db, err := mailbox.Open(ctx, path, mailbox.Options{BusyTimeout: 200 * time.Millisecond})
+		if err != nil {
+			t.Fatalf("Open of a migrated, locked database: %v", err)
+		}
+		defer db.Close()
+		_, err = db.Send(ctx, mailbox.Message{Team: "t", From: "s", To: "w", Body: "blocked"})
+		if !errors.Is(err, mailbox.ErrLocked) {
+			t.Fatalf("Send while locked: %v, want ErrLocked", err)
+		}
+		_, err = db.Drain(ctx, "t", "w", 0, func([]mailbox.Message) error { return nil })
+		if !errors.Is(err, mailbox.ErrLocked) {
+			t.Fatalf("Drain while locked: %v, want ErrLocked", err)
+		}
+		release()
+		if n := count(t, raw(t, path), `SELECT count(*) FROM messages`); n != 0 {
+			t.Fatalf("%d messages written while locked", n)
+		}
+	})
+	t.Run("migrate", func(t *testing.T) {
+		path := filepath.Join(t.TempDir(), "fresh.db")
+		release := holdLock(t, path)
+		_, err := mailbox.Open(ctx, path, mailbox.Options{BusyTimeout: 200 * time.Millisecond})
+		if !errors.Is(err, mailbox.ErrLocked) {
+			t.Fatalf("Open (migration) while locked: %v, want ErrLocked", err)
+		}
+		release()
+		if got := tables(t, path); len(got) != 0 {
+			t.Fatalf("tables created while locked: %v", got)
+		}
+	})
+}
+
+func TestBodyChecks(t *testing.T) {
+	ctx := context.Background()
+	db, _, path := newDB(t)
+	for _, tc := range []struct {
+		name string
+		body string
+		want error
+	}{
+		{"empty", "", mailbox.ErrEmptyBody},
+		{"too big", strings.Repeat("x", mailbox.MaxBody+1), mailbox.ErrBodyTooBig},
+		{"invalid utf-8", "ok \xff\xfe", mailbox.ErrBodyNotUTF8},
+		{"nul", "a\x00b", mailbox.ErrBodyNotUTF8},
+	} {
+		if err := mailbox.CheckBody(tc.body); !errors.Is(err, tc.want) {
+			t.Errorf("CheckBody(%s) = %v, want %v", tc.name, err, tc.want)
+		}
+		if _, err := db.Send(ctx, mailbox.Message{Team: "t", From: "s", To: "w", Body: tc.body}); !errors.Is(err, tc.want) {
+			t.Errorf("Send(%s) = %v, want %v", tc.name, err, tc.want)
+		}
+	}
+	if err := mailbox.CheckBody(strings.Repeat("x", mailbox.MaxBody)); err != nil {
+		t.Errorf("CheckBody(exactly MaxBody) = %v", err)
+	}
+	if n := count(t, raw(t, path), `SELECT count(*) FROM messages`); n != 0 {
+		t.Fatalf("%d refused bodies were stored", n)
+	}
+}
+
+func TestLargeBodyRoundTrip(t *testing.T) {
+	ctx := context.Background()
+	db, _, _ := newDB(t)
+	// 1 MiB of varied valid UTF-8: ASCII, multi-byte runes, newlines, CR, tabs.
+	var b strings.Builder
+	pieces := []string{"line\n", "é", "日本語", "\r\n", "\t", "🙂", "<&>\"'\\", " "}
+	for i := 0; b.Len() < 1<<20; i++ {
+		b.WriteString(pieces[i%len(pieces)])
+	}
+	body := b.String()
+	m := send(t, db, "t", "s", "w", body)
+	var got []mailbox.Message
+	if _, err := db.Drain(ctx, "t", "w", 0, keep(&got)); err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 1 || got[0].ID != m.ID || got[0].Body != body {
+		t.Fatalf("1 MiB body did not round-trip byte-exact (got %d messages)", len(got))
+	}
+}
+
+func TestMessageJSON(t *testing.T) {
+	db, _, _ := newDB(t)
+	m := send(t, db, "t", "s", "w", "<b>&")
+	j, err := m.MarshalJSON()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := string(j)
+	for _, want := range []string{`"reply_to":null`, `"read_at":null`, `"body":"<b>&"`, `"created_at":"2025-03-01T12:00:00Z"`} {
+		if !strings.Contains(s, want) {
+			t.Errorf("JSON %s lacks %s", s, want)
+		}
+	}
+}
+
+func TestWatch(t *testing.T) {
+	ctx := context.Background()
+	db, _, path := newDB(t)
+	other := open(t, path, nil)
+	go func() {
+		send(t, other, "t", "s", "w", "wake")
+	}()
+	ok, err := db.Watch(ctx, time.Now().Add(60*time.Second), 5*time.Millisecond, func() (bool, error) {
+		p, err := db.Peek(ctx, "t", "w", 0)
+		return len(p) > 0, err
+	})
+	if !ok || err != nil {
+		t.Fatalf("Watch = %v, %v; want true once the message came", ok, err)
+	}
+	ok, err = db.Watch(ctx, time.Now().Add(20*time.Millisecond), 5*time.Millisecond, func() (bool, error) { return false, nil })
+	if ok || err != nil {
+		t.Fatalf("Watch past its deadline = %v, %v; want false, nil", ok, err)
+	}
+}
