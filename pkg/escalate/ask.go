@@ -29,6 +29,7 @@ import (
 // GitHub is the part of the GitHub API that ask and resume use.
 type GitHub interface {
 	BaseURL() string
+	Identity() string
 	Viewer(ctx context.Context) (string, error)
 	Issue(ctx context.Context, ref github.IssueRef) (github.Issue, error)
 	CreateComment(ctx context.Context, ref github.IssueRef, body string) (github.Comment, error)

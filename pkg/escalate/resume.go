@@ -458,7 +458,7 @@ func (p *pass) read(gh GitHub, ref github.IssueRef, a mailbox.Ask) (mailbox.Deci
 	if err != nil {
 		return mailbox.Decision{}, false, err
 	}
-	rules := fingerprint(a.Kind, p.deciders)
+	rules := fingerprint(a.Kind, p.deciders, gh.Identity())
 	base := fmt.Sprintf("%s/repos/%s/%s/issues/%d", gh.BaseURL(), ref.Owner, ref.Repo, ref.Number)
 	ckey := fmt.Sprintf("%s/comments?since=%s ask=%d rules=%s", base, sinceParam(since), a.ID, rules)
 	etag, err := db.ETag(ctx, ckey)

@@ -81,14 +81,15 @@ func (d Deciders) Len() int { return len(d.logins) }
 
 // fingerprint identifies the rules an evaluation ran under, so a stored
 // ETag ("nothing qualified, as of this content") is only reused under the
-// same rules: a decider added later makes the next pass read everything.
-func fingerprint(kind string, d Deciders) string {
+// same rules: a decider added later, or another token (whose own comments
+// are the ones ignored), makes the next pass read everything.
+func fingerprint(kind string, d Deciders, token string) string {
 	list := make([]string, 0, len(d.logins))
 	for l := range d.logins {
 		list = append(list, l)
 	}
 	sort.Strings(list)
-	sum := sha256.Sum256([]byte(fmt.Sprintf("v1|%s|%t|%s", kind, d.Configured, strings.Join(list, ","))))
+	sum := sha256.Sum256([]byte(fmt.Sprintf("v2|%s|%t|%s|%s", kind, d.Configured, strings.Join(list, ","), token)))
 	return hex.EncodeToString(sum[:8])
 }
 

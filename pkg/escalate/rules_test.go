@@ -77,8 +77,9 @@ func TestParseDeciders(t *testing.T) {
 			t.Errorf("%q accepted: %+v", bad, d)
 		}
 	}
-	if fingerprint(mailbox.KindApproval, Deciders{}) == fingerprint(mailbox.KindApproval, mustDeciders(t, "erin")) ||
-		fingerprint(mailbox.KindApproval, mustDeciders(t, "erin,frank")) != fingerprint(mailbox.KindApproval, mustDeciders(t, "Frank,erin")) {
+	if fingerprint(mailbox.KindApproval, Deciders{}, "tok") == fingerprint(mailbox.KindApproval, mustDeciders(t, "erin"), "tok") ||
+		fingerprint(mailbox.KindApproval, mustDeciders(t, "erin"), "tok") == fingerprint(mailbox.KindApproval, mustDeciders(t, "erin"), "other") ||
+		fingerprint(mailbox.KindApproval, mustDeciders(t, "erin,frank"), "tok") != fingerprint(mailbox.KindApproval, mustDeciders(t, "Frank,erin"), "tok") {
 		t.Error("fingerprint does not follow the rules")
 	}
 }

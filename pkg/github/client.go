@@ -12,6 +12,8 @@ package github
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -68,11 +70,17 @@ type Options struct {
 
 // Client is a GitHub REST client. It is safe for concurrent use.
 type Client struct {
-	base *url.URL
-	host string
-	hc   *http.Client
-	now  func() time.Time
+	base     *url.URL
+	host     string
+	hc       *http.Client
+	now      func() time.Time
+	identity string
 }
+
+// Identity names the token without revealing it (a hash prefix), for keys
+// that must change when the token does: what counts as "the token's own
+// comment" depends on whose token it is.
+func (c *Client) Identity() string { return c.identity }
 
 // New builds a Client. It fails with an error wrapping ErrNoToken when no
 // token can be found, and on a malformed base URL.
@@ -138,7 +146,7 @@ func New(o Options) (*Client, error) {
 	if err != nil {
 		return nil, fmt.Errorf("github: building HTTP client for %s: %w", base, err)
 	}
-	return &Client{base: base, host: host, hc: hc, now: time.Now}, nil
+	return &Client{base: base, host: host, hc: hc, now: time.Now, identity: tokenIdentity(token)}, nil
 }
 
 // BaseURL returns the API root the client talks to.
@@ -261,4 +269,9 @@ func decode(method, rawURL string, resp *response, out any) error {
 		return fmt.Errorf("github: %s %s: decoding %d response: %w", method, urlPath(rawURL), resp.status, err)
 	}
 	return nil
+}
+
+func tokenIdentity(token string) string {
+	sum := sha256.Sum256([]byte(token))
+	return hex.EncodeToString(sum[:8])
 }
