@@ -122,6 +122,16 @@ func JSON(w io.Writer, v any) error {
 	return enc.Encode(v)
 }
 
+// JSONLines writes each item as one line of JSON: the --json form of a list.
+func JSONLines[T any](w io.Writer, items []T) error {
+	for _, it := range items {
+		if err := JSON(w, it); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // KV writes one "key=value key=value" line; values that need it are quoted
 // the Go way so the line stays one line and splits on spaces.
 func KV(w io.Writer, kv ...string) error {

@@ -244,12 +244,7 @@ func runList(c *cli.Context, env *command.Env) error {
 		return err
 	}
 	if c.Bool("json") {
-		for _, a := range asks {
-			if err := command.JSON(env.Stdout, a); err != nil {
-				return err
-			}
-		}
-		return nil
+		return command.JSONLines(env.Stdout, asks)
 	}
 	tw := tabwriter.NewWriter(env.Stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "ID\tAGENT\tKIND\tSTATE\tCHANNEL\tCREATED\tDECISION\tQUESTION")

@@ -235,12 +235,7 @@ func runList(c *cli.Context, env *command.Env) error {
 		return err
 	}
 	if c.Bool("json") {
-		for _, m := range msgs {
-			if err := command.JSON(env.Stdout, m); err != nil {
-				return err
-			}
-		}
-		return nil
+		return command.JSONLines(env.Stdout, msgs)
 	}
 	tw := tabwriter.NewWriter(env.Stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "ID\tFROM\tTO\tCREATED\tREAD\tFIRST LINE")
