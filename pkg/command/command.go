@@ -140,7 +140,7 @@ func Run(ctx context.Context, app App, env *Env, args []string) int {
 			if c.NArg() > 0 {
 				return Usagef("unknown command %q (want %s)", c.Args().First(), verbs(a.Commands))
 			}
-			return cli.ShowAppHelp(c)
+			return WithHint(Usagef("missing command (want %s)", verbs(a.Commands)), "run '"+a.Name+" --help'")
 		}
 	}
 	name := a.Name

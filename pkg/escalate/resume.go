@@ -30,6 +30,9 @@ const MaxBackoff = 10 * time.Minute
 var (
 	ErrLockHeld = errors.New("another resume of this team is running")
 	ErrPaused   = errors.New("resume is paused for this team")
+	// ErrAgentBusy is what a Spawner returns when the agent is still alive:
+	// the re-spawn waits for a later pass, and the pass has not failed.
+	ErrAgentBusy = errors.New("agent is still running")
 )
 
 // FailedError says a pass failed for count reasons, each already reported
@@ -615,6 +618,9 @@ func (p *pass) respawn(a mailbox.Ask, in mailbox.ResumeIntent) error {
 			p.r.note("warning: re-spawn of %s/%s reported %s, but run %s was started with the answer", a.Team, a.Agent, oneLine(err.Error()), ag.Run)
 			return p.settle(a, Resumed{Status: StatusRecovered, Run: ag.Run, Log: ag.Log})
 		}
+		if errors.Is(err, ErrAgentBusy) {
+			return p.respawnDeferred(a, err)
+		}
 		return p.respawnFailed(a, fmt.Errorf("re-spawn %s/%s: %w", a.Team, a.Agent, err))
 	}
 	p.r.crash(CrashAfterSpawn)
@@ -636,6 +642,23 @@ func launchedFor(ag mailbox.Agent, a mailbox.Ask, in mailbox.ResumeIntent) bool 
 		return ag.PID > 0
 	}
 	return false
+}
+
+// respawnDeferred leaves the answer for a later pass because the agent is
+// still running (it has not exited since it asked, or it is busy with an
+// earlier answer). Nothing failed: the pass says so and carries on.
+func (p *pass) respawnDeferred(a mailbox.Ask, cause error) error {
+	db, ctx := p.r.DB, context.WithoutCancel(p.ctx)
+	if a.Source != SourceLocal {
+		if err := db.ReopenAsk(ctx, a.ID); err != nil {
+			return err
+		}
+	}
+	if err := db.ClearResumeIntent(ctx, a.ID); err != nil {
+		return err
+	}
+	p.r.note("ask %d: %s; a later pass re-spawns %s/%s with the answer once it has exited", a.ID, oneLine(cause.Error()), a.Team, a.Agent)
+	return nil
 }
 
 func (p *pass) respawnFailed(a mailbox.Ask, cause error) error {

@@ -449,7 +449,7 @@ func TestRespawnFailure(t *testing.T) {
 	if _, err := AnswerLocal(ctx, f.db, LocalAnswer{ID: local.ID, Text: "Helvetica.", Decision: mailbox.DecisionAnswered, By: "tester"}); err != nil {
 		t.Fatal(err)
 	}
-	f.spawnErr = errors.New("agent is already running: t/w1")
+	f.spawnErr = errors.New(`unknown type "codx"`)
 	err := f.resumer(f.db, "").Pass(ctx)
 	var failed *FailedError
 	if !errors.As(err, &failed) || failed.Count != 2 {
@@ -465,7 +465,7 @@ func TestRespawnFailure(t *testing.T) {
 		t.Error("intents left behind")
 	}
 	out := f.stderr.String()
-	if !strings.Contains(out, "re-spawn t/w1: agent is already running: t/w1; the ask is awaiting again and the next pass retries") ||
+	if !strings.Contains(out, `re-spawn t/w1: unknown type "codx"; the ask is awaiting again and the next pass retries`) ||
 		!strings.Contains(out, "the answer is kept and the next pass retries") {
 		t.Errorf("stderr:\n%s", out)
 	}
@@ -478,6 +478,29 @@ func TestRespawnFailure(t *testing.T) {
 		t.Fatalf("after: %v, %d spawns", err, f.spawnCount())
 	}
 	fencedOnce(t, f.spawns[0].Task+f.spawns[1].Task, "Helvetica.")
+}
+
+// A re-spawn of an agent that is still running waits for a later pass; the
+// pass has not failed (a cron job must not alarm over it).
+func TestRespawnDeferredWhileAgentRuns(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	gh := f.ask("w1", issue, mailbox.KindQuestion, "Which colour?")
+	f.comment("carol", "MEMBER", "Blue.")
+	f.spawnErr = fmt.Errorf("%w: agent is already running: t/w1", ErrAgentBusy)
+	if err := f.resumer(f.db, "").Pass(ctx); err != nil {
+		t.Fatalf("a busy agent failed the pass: %v", err)
+	}
+	if got := f.state(gh.ID); got.State != mailbox.AskAwaiting || f.intents() != 0 {
+		t.Errorf("ask %+v, %d intents; want awaiting again, none", got, f.intents())
+	}
+	if !strings.Contains(f.stderr.String(), "a later pass re-spawns t/w1 with the answer once it has exited") {
+		t.Errorf("stderr:\n%s", f.stderr.String())
+	}
+	f.spawnErr = nil
+	if err := f.resumer(f.db, "").Pass(ctx); err != nil || f.spawnCount() != 1 {
+		t.Fatalf("retry: %v, %d spawns", err, f.spawnCount())
+	}
 }
 
 // TestClaimRaceWithoutLock races the claim path (intent, compare-and-set,
@@ -619,7 +642,7 @@ func TestRecordAndAnswerLocal(t *testing.T) {
 		t.Errorf("unknown agent: %v", err)
 	}
 	f.agent("w1", "")
-	for q, want := range map[string]error{"  \n": ErrEmptyQuestion, strings.Repeat("é", MaxQuestion+1): ErrQuestionTooLong, "a\x00b": mailbox.ErrBodyNotUTF8} {
+	for q, want := range map[string]error{"  \n": ErrEmptyQuestion, strings.Repeat("é", MaxQuestion+1): ErrQuestionTooLong, "a\x00b": mailbox.ErrBodyNUL} {
 		if _, _, err := Record(ctx, f.db, mailbox.Ask{Team: "t", Agent: "w1", Kind: mailbox.KindQuestion, Question: q}); !errors.Is(err, want) {
 			t.Errorf("question %.10q: %v, want %v", q, err, want)
 		}

@@ -55,6 +55,8 @@ type Error struct {
 func (e *Error) Error() string {
 	msg := e.Op + " " + e.Path + ": "
 	switch {
+	case e.Kind == ErrNotFound:
+		return msg + e.Err.Error()
 	case e.Kind != nil && e.Err != nil && e.Err != e.Kind:
 		return msg + e.Kind.Error() + " (" + e.Err.Error() + ")"
 	case e.Kind != nil:
@@ -113,6 +115,9 @@ func Open(ctx context.Context, path string, o Options) (*DB, error) {
 	}
 	if o.BusyTimeout == 0 {
 		o.BusyTimeout = DefaultBusyTimeout
+	}
+	if st, err := os.Stat(path); err == nil && st.IsDir() {
+		return nil, &Error{Op: "open mailbox", Path: path, Kind: ErrCorrupt, Err: errors.New("it is a directory")}
 	}
 	dir := filepath.Dir(path)
 	if _, err := os.Stat(dir); errors.Is(err, fs.ErrNotExist) {

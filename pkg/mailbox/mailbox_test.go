@@ -858,7 +858,7 @@ func TestBodyChecks(t *testing.T) {
 		{"empty", "", mailbox.ErrEmptyBody},
 		{"too big", strings.Repeat("x", mailbox.MaxBody+1), mailbox.ErrBodyTooBig},
 		{"invalid utf-8", "ok \xff\xfe", mailbox.ErrBodyNotUTF8},
-		{"nul", "a\x00b", mailbox.ErrBodyNotUTF8},
+		{"nul", "a\x00b", mailbox.ErrBodyNUL},
 	} {
 		if err := mailbox.CheckBody(tc.body); !errors.Is(err, tc.want) {
 			t.Errorf("CheckBody(%s) = %v, want %v", tc.name, err, tc.want)

@@ -19,6 +19,7 @@ var (
 	ErrEmptyBody   = errors.New("message body is empty")
 	ErrBodyTooBig  = fmt.Errorf("message body is larger than %d bytes", MaxBody)
 	ErrBodyNotUTF8 = errors.New("message body is not valid UTF-8")
+	ErrBodyNUL     = errors.New("message body holds a NUL byte")
 )
 
 // Message is one mailbox message. Field names are the JSON contract.
@@ -71,7 +72,7 @@ func CheckBody(body string) error {
 	case !utf8.ValidString(body):
 		return ErrBodyNotUTF8
 	case strings.IndexByte(body, 0) >= 0:
-		return fmt.Errorf("%w (it holds a NUL byte)", ErrBodyNotUTF8)
+		return ErrBodyNUL
 	}
 	return nil
 }

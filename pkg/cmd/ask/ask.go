@@ -157,7 +157,8 @@ func runAsk(c *cli.Context, env *command.Env) error {
 		return err
 	}
 	if !created && a.Question != question {
-		fmt.Fprintf(env.Stderr, "ask: run %s already asked (ask %d); that question stands, this one was not recorded\n", run, a.ID)
+		return command.WithHint(fmt.Errorf("run %s already asked (ask %d); this question was not recorded", run, a.ID),
+			fmt.Sprintf("one ask per run: exit now, and ask %d's answer comes back in a fresh spawn", a.ID))
 	}
 
 	var postErr error

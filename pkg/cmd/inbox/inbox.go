@@ -166,7 +166,8 @@ func runDrain(c *cli.Context, env *command.Env) error {
 		return err
 	}
 	if len(rest) > 0 {
-		return command.Usagef("unexpected argument %q (usage: inbox [drain] <team> <name>)", rest[0])
+		return command.WithHint(command.Usagef("unexpected argument %q (usage: inbox [drain] <team> <name>)", rest[0]),
+			"inbox's verbs are send, drain (the default) and list")
 	}
 	if c.Int("limit") < 0 {
 		return command.Usagef("--limit must be 0 or more")

@@ -161,6 +161,9 @@ func spawner(env *command.Env, db *mailbox.DB, dbPath, stateDir string) escalate
 			// not mix with resume's result lines.
 			Stdin: env.Stdin, Stdout: env.Stderr, Stderr: env.Stderr,
 		})
+		if errors.Is(err, spawn.ErrAlive) {
+			err = fmt.Errorf("%w: %w", escalate.ErrAgentBusy, err)
+		}
 		if err != nil {
 			return escalate.SpawnResult{}, err
 		}

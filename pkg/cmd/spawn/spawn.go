@@ -44,7 +44,7 @@ func build(env *command.Env) *cli.App {
 			&cli.StringFlag{Name: "task", Usage: "the task `TEXT`, placed in the briefing byte for byte"},
 			&cli.StringFlag{Name: "task-file", Usage: "read the task from `FILE` (- for stdin)"},
 			&cli.StringFlag{Name: "issue", Usage: "the GitHub issue the agent works on, `OWNER/REPO#N`"},
-			&cli.DurationFlag{Name: "timeout", Usage: "wait at most `D` for the ready mark (default: the larger of the type's ready_timeout and 300s)"},
+			&cli.DurationFlag{Name: "timeout", Usage: "wait at most `D` for the ready mark", DefaultText: "the larger of the type's ready_timeout and 300s"},
 			&cli.StringFlag{Name: "workdir", Usage: "the agent's working `DIR` (default: the current directory)"},
 			&cli.BoolFlag{Name: "replace", Usage: "stop a live agent of the same name first"},
 		),
