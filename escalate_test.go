@@ -62,7 +62,7 @@ func parseRef(ts *testscript.TestScript, s string) (string, string, int) {
 //	ghfake clearlog
 func ghFake(ts *testscript.TestScript, neg bool, args []string) {
 	if neg || len(args) == 0 {
-		ts.Fatalf("usage: ghfake issue|comment|react|fail|drop|heal|comments|requests|clearlog ...")
+		ts.Fatalf("usage: ghfake issue|comment|react|fail|drop|ratelimit|heal|comments|requests|clearlog ...")
 	}
 	f := fakeOf(ts)
 	want := func(n int) {
@@ -118,6 +118,15 @@ func ghFake(ts *testscript.TestScript, neg bool, args []string) {
 		count, err := strconv.Atoi(args[1])
 		ts.Check(err)
 		ts.Check(f.Fail(githubtest.Failure{Drop: true, Count: count}))
+	case "ratelimit":
+		// ghfake ratelimit REMAINING RESET_IN: the primary rate limit, with
+		// its reset that far in the future.
+		want(3)
+		remaining, err := strconv.Atoi(args[1])
+		ts.Check(err)
+		in, err := time.ParseDuration(args[2])
+		ts.Check(err)
+		f.SetRateLimit(remaining, time.Now().Add(in))
 	case "heal":
 		want(1)
 		f.ClearFailures()
