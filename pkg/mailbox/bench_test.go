@@ -40,12 +40,13 @@ var (
 func fillMailbox(r *sql.DB, n int) error {
 	step := max(n/300, 2)
 	base := time.Now().Add(-30 * 24 * time.Hour).Add(-time.Duration(n) * time.Millisecond).UnixNano()
-	_, err := r.Exec(`INSERT INTO messages (team, sender, recipient, subject, body, created_at, read_at)
+	_, err := r.Exec(`INSERT INTO messages (team, sender, recipient, subject, body, preview, created_at, read_at)
 		WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ?)
 		SELECT 'crew', 'boss',
 		       CASE WHEN i % 10 = 9 THEN 'drainer' ELSE 'w' || (i % 10) END,
 		       'task ' || i,
 		       'Task ' || i || ': implement the next item on the list, run the tests, report back.' || char(10) || 'Details follow.',
+		       'Task ' || i || ': implement the next item on the list, run the tests, report back.',
 		       ? + i * 1000000,
 		       CASE WHEN i % ? = 0 AND i % 10 != 9 THEN NULL ELSE ? + i * 1000000 + 500000 END
 		FROM n`, n, base, step, base)

@@ -334,7 +334,7 @@ func TestStale(t *testing.T) {
 	if r := got[2].Recipient; r == nil || r.PID != os.Getpid() || r.State != mailbox.StateRunning || r.ExitCode != nil {
 		t.Errorf("running recipient = %+v, want pid %d running", r, os.Getpid())
 	}
-	if m := got[0].Message; !m.CreatedAt.Equal(t0) || !m.ReadAt.IsZero() || m.Body != "first line\nsecond" || m.To != "ghost" || m.From != "s" {
+	if m := got[0].Message; !m.CreatedAt.Equal(t0) || !m.ReadAt.IsZero() || m.Body != "first line" || m.To != "ghost" || m.From != "s" {
 		t.Errorf("stale message fields = %+v", m)
 	}
 
@@ -707,6 +707,51 @@ func TestMigration(t *testing.T) {
 	}
 	if !bytes.Equal(before, readFile(t, path)) {
 		t.Fatal("reopening a current database changed the file")
+	}
+}
+
+// A version-1 mailbox (before messages kept a preview) with unread messages
+// is migrated in place: stale then lists their first lines from its index.
+func TestMigrationFromVersion1(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "v1.db")
+	ddl, err := os.ReadFile("migrations/001_init.sql")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := raw(t, path)
+	if _, err := r.Exec(`PRAGMA journal_mode = WAL; ` + string(ddl) + `; PRAGMA user_version = 1`); err != nil {
+		t.Fatal(err)
+	}
+	t0 := time.Now()
+	old := t0.Add(-time.Hour).UnixNano()
+	for _, body := range []string{"deploy the fix\nthen report", "a single line", "read already"} {
+		if _, err := r.Exec(`INSERT INTO messages (team, sender, recipient, body, created_at) VALUES ('t', 'lead', 'w1', ?, ?)`, body, old); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r.Exec(`UPDATE messages SET read_at = 1 WHERE body = 'read already'`)
+	r.Close()
+
+	db, err := mailbox.Open(ctx, path, mailbox.Options{})
+	if err != nil {
+		t.Fatalf("Open of a version-1 mailbox: %v", err)
+	}
+	defer db.Close()
+	if v, err := db.SchemaVersion(ctx); err != nil || v != 2 {
+		t.Fatalf("SchemaVersion = %d, %v; want 2", v, err)
+	}
+	got, err := db.Stale(ctx, "t", "", t0)
+	if err != nil || len(got) != 2 || got[0].Body != "deploy the fix" || got[1].Body != "a single line" {
+		t.Fatalf("stale after migration = %+v, %v", got, err)
+	}
+	// New messages get their preview when sent; the body stays whole.
+	m := send(t, db, "t", "lead", "w1", strings.Repeat("é", 300)+"\nmore")
+	if got, _ := db.Stale(ctx, "t", "", t0.Add(time.Hour)); got[2].Body != strings.Repeat("é", mailbox.PreviewLen) {
+		t.Fatalf("preview of a long first line = %q", got[2].Body)
+	}
+	if full, _ := db.Message(ctx, m.ID); !strings.HasSuffix(full.Body, "\nmore") {
+		t.Fatal("the body was cut along with its preview")
 	}
 }
 
