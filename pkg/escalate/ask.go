@@ -134,8 +134,12 @@ func findPosted(ctx context.Context, gh GitHub, ref github.IssueRef, a mailbox.A
 	if fresh {
 		return github.Comment{}, false, nil
 	}
+	// Our own comments are the token's login's. A GitHub App or Actions
+	// token may not read /user (403): its comments are then a bot's, which
+	// no person commenting on the issue can pose as.
 	viewer, err := gh.Viewer(ctx)
-	if err != nil {
+	botOnly := errors.Is(err, github.ErrForbidden)
+	if err != nil && !botOnly {
 		return github.Comment{}, false, err
 	}
 	page, err := gh.Comments(ctx, ref, time.Time{}, "")
@@ -144,7 +148,11 @@ func findPosted(ctx context.Context, gh GitHub, ref github.IssueRef, a mailbox.A
 	}
 	want := MarkerOf(a)
 	for _, c := range page.Comments {
-		if !strings.EqualFold(c.User.Login, viewer) {
+		mine := strings.EqualFold(c.User.Login, viewer)
+		if botOnly {
+			mine = strings.EqualFold(c.User.Type, "Bot")
+		}
+		if !mine {
 			continue
 		}
 		if m, ok := ParseMarker(c.Body); ok && m.ID == want.ID && m.Team == want.Team && m.Agent == want.Agent && m.Run == want.Run {

@@ -386,6 +386,39 @@ func (p *pass) client() (GitHub, error) {
 	return gh, nil
 }
 
+// self is the token's own login for judging ask a's replies: GET /user, or,
+// for a GitHub App or Actions token that may not read /user (403), the
+// author of the question comment, which that token posted. The comments in
+// hand may be empty (a 304), so the fallback reads them again without an
+// ETag. Either way the login is kept for the rest of the pass.
+func (p *pass) self(gh GitHub, ref github.IssueRef, a mailbox.Ask, from time.Time, comments []github.Comment) (string, error) {
+	v, err := p.viewer()
+	if !errors.Is(err, github.ErrForbidden) {
+		return v, err
+	}
+	author := func(cs []github.Comment) string {
+		for _, c := range cs {
+			if c.ID == a.CommentID {
+				return c.User.Login
+			}
+		}
+		return ""
+	}
+	login := author(comments)
+	if login == "" {
+		page, ferr := gh.Comments(p.ctx, ref, from, "")
+		if ferr != nil {
+			return "", ferr
+		}
+		login = author(page.Comments)
+	}
+	if login == "" {
+		return "", err
+	}
+	p.r.viewer = login
+	return login, nil
+}
+
 func (p *pass) viewer() (string, error) {
 	if p.r.viewer != "" {
 		return p.r.viewer, nil
@@ -506,19 +539,7 @@ func (p *pass) read(gh GitHub, ref github.IssueRef, a mailbox.Ask) (mailbox.Deci
 	}
 	dec, found, err := FindAnswer(Input{
 		Ask: a, Comments: page.Comments, Reactions: rpage.Reactions, Deciders: p.deciders,
-		Viewer: func() (string, error) {
-			v, err := p.viewer()
-			if errors.Is(err, github.ErrForbidden) {
-				// A GitHub App or Actions token may not read /user; the
-				// question comment was posted with it, so its author is us.
-				for _, c := range page.Comments {
-					if c.ID == a.CommentID && c.User.Login != "" {
-						return c.User.Login, nil
-					}
-				}
-			}
-			return v, err
-		},
+		Viewer:      func() (string, error) { return p.self(gh, ref, a, from, page.Comments) },
 		IssueAuthor: func() (string, error) { return p.issueAuthor(gh, ref) },
 	})
 	if err != nil || found {

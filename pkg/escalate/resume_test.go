@@ -834,3 +834,43 @@ func TestWatchBacksOffAndObeysPause(t *testing.T) {
 		t.Errorf("stderr %q", f2.stderr.String())
 	}
 }
+
+// A GitHub App or Actions token may not read /user (403). Its own comments
+// are then known by the question comment it posted (and, before that, as a
+// bot's): a reaction-only decision, with the comment listing unchanged (304),
+// still resolves, and a re-posted ask still finds its first post.
+func TestTokenWithoutUserEndpoint(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	f.fake.SetViewer("github-actions[bot]")
+	if err := f.fake.Fail(githubtest.Failure{Count: -1, PathPrefix: "/user", Status: 403, Message: "Resource not accessible by integration"}); err != nil {
+		t.Fatal(err)
+	}
+	a := f.ask("w1", issue, mailbox.KindApproval, "May I deploy?")
+
+	// A lost response to the post: asking again finds the bot's comment
+	// by its marker, not a person's copy of the marker, and posts nothing.
+	f.comment("mallory", "NONE", QuestionComment(a))
+	lost := a
+	lost.CommentID, lost.CommentURL = 0, ""
+	found, err := Post(ctx, f.db, f.client(), lost, false)
+	if err != nil || found.CommentID != a.CommentID {
+		t.Fatalf("re-post: comment %d, %v; want the bot's %d", found.CommentID, err, a.CommentID)
+	}
+	if n := len(f.fake.Comments("octo", "repo", 7)); n != 2 {
+		t.Fatalf("%d comments; the question was posted again", n)
+	}
+
+	if err := f.resumer(f.db, "bob").Pass(ctx); err != nil || f.spawnCount() != 0 {
+		t.Fatalf("first pass: %v, %d spawns", err, f.spawnCount())
+	}
+	if _, err := f.fake.AddReaction(a.CommentID, "bob", "+1"); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.resumer(f.db, "bob").Pass(ctx); err != nil || f.spawnCount() != 1 {
+		t.Fatalf("reaction pass: %v, %d spawns; want the approval resumed", err, f.spawnCount())
+	}
+	if got := f.state(a.ID); got.Decision != mailbox.DecisionApproved || got.DecidedBy != "bob" {
+		t.Fatalf("ask = %+v", got)
+	}
+}

@@ -725,7 +725,7 @@ func TestMigrationFromVersion1(t *testing.T) {
 	}
 	t0 := time.Now()
 	old := t0.Add(-time.Hour).UnixNano()
-	for _, body := range []string{"deploy the fix\nthen report", "a single line", "read already"} {
+	for _, body := range []string{"deploy the fix\nthen report", "a single line", "crlf line\r\nsecond", "cr only\rhidden\nthird", strings.Repeat("é", 300), "read already"} {
 		if _, err := r.Exec(`INSERT INTO messages (team, sender, recipient, body, created_at) VALUES ('t', 'lead', 'w1', ?, ?)`, body, old); err != nil {
 			t.Fatal(err)
 		}
@@ -742,13 +742,24 @@ func TestMigrationFromVersion1(t *testing.T) {
 		t.Fatalf("SchemaVersion = %d, %v; want 2", v, err)
 	}
 	got, err := db.Stale(ctx, "t", "", t0)
-	if err != nil || len(got) != 2 || got[0].Body != "deploy the fix" || got[1].Body != "a single line" {
-		t.Fatalf("stale after migration = %+v, %v", got, err)
+	var previews []string
+	for _, m := range got {
+		previews = append(previews, m.Body)
+	}
+	// The backfill cuts the first line as Preview does, for every line ending.
+	want := []string{"deploy the fix", "a single line", "crlf line", "cr only", strings.Repeat("é", mailbox.PreviewLen)}
+	if err != nil || strings.Join(previews, "|") != strings.Join(want, "|") {
+		t.Fatalf("stale after migration = %q, %v; want %q", previews, err, want)
+	}
+	for _, w := range want {
+		if mailbox.Preview(w) != w {
+			t.Errorf("Preview(%q) disagrees with the migration", w)
+		}
 	}
 	// New messages get their preview when sent; the body stays whole.
 	m := send(t, db, "t", "lead", "w1", strings.Repeat("é", 300)+"\nmore")
-	if got, _ := db.Stale(ctx, "t", "", t0.Add(time.Hour)); got[2].Body != strings.Repeat("é", mailbox.PreviewLen) {
-		t.Fatalf("preview of a long first line = %q", got[2].Body)
+	if got, _ := db.Stale(ctx, "t", "", t0.Add(time.Hour)); got[len(got)-1].Body != strings.Repeat("é", mailbox.PreviewLen) {
+		t.Fatalf("preview of a long first line = %q", got[len(got)-1].Body)
 	}
 	if full, _ := db.Message(ctx, m.ID); !strings.HasSuffix(full.Body, "\nmore") {
 		t.Fatal("the body was cut along with its preview")

@@ -5,10 +5,15 @@
 -- not rows scattered through the whole file.
 ALTER TABLE messages ADD COLUMN preview TEXT NOT NULL DEFAULT '';
 
+-- The first line ends at the first CR or LF, as Go's Preview says.
 UPDATE messages
-SET preview = substr(
-  CASE WHEN instr(body, char(10)) > 0 THEN substr(body, 1, instr(body, char(10)) - 1) ELSE body END,
-  1, 200)
+SET preview = substr(body, 1, min(200,
+  CASE
+    WHEN instr(body, char(13)) > 0 AND (instr(body, char(10)) = 0 OR instr(body, char(13)) < instr(body, char(10)))
+      THEN instr(body, char(13)) - 1
+    WHEN instr(body, char(10)) > 0 THEN instr(body, char(10)) - 1
+    ELSE length(body)
+  END))
 WHERE read_at IS NULL;
 
 DROP INDEX messages_unread_by_age;
