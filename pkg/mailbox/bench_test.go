@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/teamkit/teamkit/pkg/mailbox"
+	"github.com/teamkit/teamkit/pkg/mailbox/mailboxtest"
 )
 
 // benchDB is a mailbox of n messages for team crew, built once per run.
@@ -30,28 +31,6 @@ var (
 	benchDirM sync.Mutex
 	benchDBs  = map[int]*benchDB{}
 )
-
-// fillMailbox inserts n messages into the mailbox at path in one INSERT …
-// SELECT from a recursive CTE: crew's recipients w0…w8 and "drainer", 1 ms
-// apart, ending 30 days ago; about 300 of them (every n/300th, none for
-// drainer) unread, the rest read. So the 1k and the 1M mailbox have the same
-// few hundred unread messages (99.97% read at 1M) and differ only in
-// history, which is what stale and drain must not scale with.
-func fillMailbox(r *sql.DB, n int) error {
-	step := max(n/300, 2)
-	base := time.Now().Add(-30 * 24 * time.Hour).Add(-time.Duration(n) * time.Millisecond).UnixNano()
-	_, err := r.Exec(`INSERT INTO messages (team, sender, recipient, subject, body, preview, created_at, read_at)
-		WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ?)
-		SELECT 'crew', 'boss',
-		       CASE WHEN i % 10 = 9 THEN 'drainer' ELSE 'w' || (i % 10) END,
-		       'task ' || i,
-		       'Task ' || i || ': implement the next item on the list, run the tests, report back.' || char(10) || 'Details follow.',
-		       'Task ' || i || ': implement the next item on the list, run the tests, report back.',
-		       ? + i * 1000000,
-		       CASE WHEN i % ? = 0 AND i % 10 != 9 THEN NULL ELSE ? + i * 1000000 + 500000 END
-		FROM n`, n, base, step, base)
-	return err
-}
 
 // sizedDB returns the path of a mailbox with n messages, building it on
 // first use in this run.
@@ -85,7 +64,7 @@ func sizedDB(b *testing.B, n int) string {
 			return
 		}
 		defer r.Close()
-		if d.err = fillMailbox(r, n); d.err != nil {
+		if d.err = mailboxtest.Fill(r, n); d.err != nil {
 			return
 		}
 		_, d.err = r.Exec(`PRAGMA wal_checkpoint(TRUNCATE)`)

@@ -18,9 +18,10 @@ import (
 	"fmt"
 	"net/url"
 	"os"
-	"time"
 
 	_ "modernc.org/sqlite"
+
+	"github.com/teamkit/teamkit/pkg/mailbox/mailboxtest"
 )
 
 func main() {
@@ -49,29 +50,8 @@ func run(path string, seed int) error {
 	}
 	defer db.Close()
 	if seed > 0 {
-		return fill(db, seed)
+		return mailboxtest.Fill(db, seed)
 	}
 	var one int
 	return db.QueryRow("SELECT 1").Scan(&one)
-}
-
-// fill is the same data as fillMailbox in pkg/mailbox/bench_test.go.
-func fill(db *sql.DB, n int) error {
-	step := max(n/300, 2)
-	base := time.Now().Add(-30 * 24 * time.Hour).Add(-time.Duration(n) * time.Millisecond).UnixNano()
-	_, err := db.Exec(`INSERT INTO messages (team, sender, recipient, subject, body, preview, created_at, read_at)
-		WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ?)
-		SELECT 'crew', 'boss',
-		       CASE WHEN i % 10 = 9 THEN 'drainer' ELSE 'w' || (i % 10) END,
-		       'task ' || i,
-		       'Task ' || i || ': implement the next item on the list, run the tests, report back.' || char(10) || 'Details follow.',
-		       'Task ' || i || ': implement the next item on the list, run the tests, report back.',
-		       ? + i * 1000000,
-		       CASE WHEN i % ? = 0 AND i % 10 != 9 THEN NULL ELSE ? + i * 1000000 + 500000 END
-		FROM n`, n, base, step, base)
-	if err != nil {
-		return err
-	}
-	_, err = db.Exec("PRAGMA wal_checkpoint(TRUNCATE)")
-	return err
 }
