@@ -3,6 +3,7 @@ package inbox_test
 import (
 	"bytes"
 	"context"
+	"database/sql"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -599,4 +600,41 @@ func TestReadOnlyDirectory(t *testing.T) {
 	}
 	os.Chmod(dir, 0o755)
 	checkUnchanged(t, path, before)
+}
+
+// A database locked past the busy timeout: one error line and a hint,
+// exit 1, and nothing written by either the send or the drain.
+func TestLockedDatabase(t *testing.T) {
+	h := newHarness(t)
+	h.ok("send", "t", "w1", "queued before the lock")
+	h.vars["TEAMKIT_BUSY_TIMEOUT"] = "200ms"
+
+	holder, err := sql.Open("sqlite", "file:"+h.db+"?_busy_timeout=1000")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer holder.Close()
+	conn, err := holder.Conn(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := conn.ExecContext(context.Background(), "BEGIN IMMEDIATE"); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{{"send", "t", "w1", "blocked"}, {"drain", "t", "w1"}} {
+		r := h.run(args...)
+		lines := strings.Split(strings.TrimSpace(r.stderr), "\n")
+		if r.code != 1 || r.stdout != "" || !strings.HasPrefix(lines[0], "inbox: error: ") ||
+			!strings.Contains(lines[0], "database is locked by another process") ||
+			len(lines) != 2 || !strings.HasPrefix(lines[1], "inbox: hint: ") {
+			t.Errorf("inbox %q while locked: exit %d, stdout %q, stderr %q", args, r.code, r.stdout, r.stderr)
+		}
+	}
+	conn.ExecContext(context.Background(), "ROLLBACK")
+	conn.Close()
+
+	msgs := h.all("t")
+	if len(msgs) != 1 || !msgs[0].ReadAt.IsZero() {
+		t.Fatalf("after the lock: %+v; want only the first message, still unread", msgs)
+	}
 }
