@@ -665,35 +665,39 @@ func launchedFor(ag mailbox.Agent, a mailbox.Ask, in mailbox.ResumeIntent) bool 
 	return false
 }
 
-// respawnDeferred leaves the answer for a later pass because the agent is
-// still running (it has not exited since it asked, or it is busy with an
-// earlier answer). Nothing failed: the pass says so and carries on.
-func (p *pass) respawnDeferred(a mailbox.Ask, cause error) error {
+// giveBack leaves ask a for a later pass: a GitHub-answered ask goes back
+// to awaiting (the next pass reads the reply again), a local answer is kept
+// (the next pass retries it), and the intent is cleared either way.
+func (p *pass) giveBack(a mailbox.Ask) error {
 	db, ctx := p.r.DB, context.WithoutCancel(p.ctx)
 	if a.Source != SourceLocal {
 		if err := db.ReopenAsk(ctx, a.ID); err != nil {
 			return err
 		}
 	}
-	if err := db.ClearResumeIntent(ctx, a.ID); err != nil {
+	return db.ClearResumeIntent(ctx, a.ID)
+}
+
+// respawnDeferred leaves the answer for a later pass because the agent is
+// still running (it has not exited since it asked, or it is busy with an
+// earlier answer). Nothing failed: the pass says so and carries on.
+func (p *pass) respawnDeferred(a mailbox.Ask, cause error) error {
+	if err := p.giveBack(a); err != nil {
 		return err
 	}
 	p.r.note("ask %d: %s; a later pass re-spawns %s/%s with the answer once it has exited", a.ID, oneLine(cause.Error()), a.Team, a.Agent)
 	return nil
 }
 
+// respawnFailed gives the ask back and counts the failure.
 func (p *pass) respawnFailed(a mailbox.Ask, cause error) error {
-	db, ctx := p.r.DB, context.WithoutCancel(p.ctx)
+	if err := p.giveBack(a); err != nil {
+		return err
+	}
 	if a.Source != SourceLocal {
-		if err := db.ReopenAsk(ctx, a.ID); err != nil {
-			return err
-		}
 		cause = fmt.Errorf("%w; the ask is awaiting again and the next pass retries", cause)
 	} else {
 		cause = fmt.Errorf("%w; the answer is kept and the next pass retries", cause)
-	}
-	if err := db.ClearResumeIntent(ctx, a.ID); err != nil {
-		return err
 	}
 	p.fail(a, cause)
 	return nil

@@ -72,8 +72,9 @@ type Request struct {
 	Environ []string
 	// Self is the spawn executable, started again as the supervisor.
 	Self string
-	// Progress is called while waiting with the elapsed time, if set.
-	Progress func(time.Duration)
+	// Waiting, if set, is called when the handshake wait begins; the func it
+	// returns when the wait ends (the command draws elapsed time meanwhile).
+	Waiting func() (done func())
 	// Stdin, Stdout and Stderr serve the foreground launch mode.
 	Stdin          io.Reader
 	Stdout, Stderr io.Writer
@@ -224,14 +225,10 @@ func handshake(ctx context.Context, db *mailbox.DB, t *agenttype.Type, req Reque
 		wait = max(t.Conf.ReadyTimeout, MinHandshakeWait)
 	}
 	deadline := start.Add(wait)
-	lastProgress := time.Duration(-1)
+	if req.Waiting != nil {
+		defer req.Waiting()()
+	}
 	check := func() (bool, error) {
-		if req.Progress != nil {
-			if e := time.Since(start).Truncate(time.Second); e != lastProgress {
-				lastProgress = e
-				req.Progress(e)
-			}
-		}
 		if ok, err := db.ConsumeReady(ctx, req.Team, req.Name, run); err != nil || ok {
 			res.Status = StatusReady
 			return ok, err
@@ -299,23 +296,13 @@ func waitForExitRecord(ctx context.Context, db *mailbox.DB, team, name, run stri
 	})
 }
 
-// foreground supervises the agent on spawn's own terminal: the handshake is
-// watched alongside, and spawn returns when the agent exits.
+// foreground supervises the agent on spawn's own terminal and returns when
+// it exits: ready if this run marked meanwhile.
 func foreground(ctx context.Context, db *mailbox.DB, t *agenttype.Type, spec launch.Spec, req Request, res Result, start time.Time) (Result, error) {
-	type outcome struct {
-		code int
-		err  error
+	if _, err := launch.Supervise(ctx, spec, db, req.Stdout, req.Stderr, req.Stdin); err != nil {
+		return Result{}, err
 	}
-	done := make(chan outcome, 1)
-	go func() {
-		code, err := launch.Supervise(ctx, spec, db, req.Stdout, req.Stderr, req.Stdin)
-		done <- outcome{code, err}
-	}()
-	o := <-done
 	res.After = time.Since(start)
-	if o.err != nil {
-		return Result{}, o.err
-	}
 	res.Status = StatusExited
 	if t.Conf.Handshake != agenttype.HandshakeActAs {
 		res.Status = StatusUnconfirmed

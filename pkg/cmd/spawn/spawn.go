@@ -16,7 +16,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"time"
 
 	"github.com/urfave/cli/v2"
 
@@ -115,7 +114,6 @@ func run(c *cli.Context, env *command.Env) error {
 	defer db.Close()
 	dbPath, _ := command.DBPath(c, env)
 
-	stop := func() {}
 	req := spawn.Request{
 		Type: args[0], Team: team, Name: args[1], Task: task, Issue: issue,
 		Workdir: c.String("workdir"), Timeout: c.Duration("timeout"), Replace: c.Bool("replace"),
@@ -123,14 +121,10 @@ func run(c *cli.Context, env *command.Env) error {
 		Environ: env.Environ(), Self: self,
 		Stdin: env.Stdin, Stdout: env.Stdout, Stderr: env.Stderr,
 	}
-	if env.StderrTTY {
-		req.Progress = func(d time.Duration) {
-			fmt.Fprintf(env.Stderr, "\rspawn: waiting for %s/%s to mark ready %ds ", team, args[1], int(d.Seconds()))
-		}
-		stop = func() { fmt.Fprint(env.Stderr, "\r\033[K") }
+	req.Waiting = func() func() {
+		return command.Progress(env, fmt.Sprintf("spawn: waiting for %s/%s to mark ready", team, args[1]))
 	}
 	res, err := spawn.Spawn(c.Context, db, agenttype.NewFinder(env.Getenv), req)
-	stop()
 	if err != nil {
 		return explain(err)
 	}
