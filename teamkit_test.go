@@ -2,11 +2,13 @@ package teamkit_test
 
 import (
 	"errors"
+	"fmt"
 	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"syscall"
 	"testing"
 
 	"github.com/rogpeppe/go-internal/testscript"
@@ -30,7 +32,24 @@ var commands = map[string]command.App{
 	"ready":  ready.App,
 	"spawn":  spawn.App,
 	"ask":    ask.App,
-	"resume": resume.App,
+	"resume": resume.New(resume.Hooks{Crash: crashAt(os.Getenv("TEAMKIT_TEST_CRASH"))}),
+}
+
+// crashAt kills the resume process at the crash point TEAMKIT_TEST_CRASH
+// names (after-intent, after-decide, after-spawn): resume_crash.txtar proves
+// that the next pass recovers from a crash at each point. The variable is read
+// here, in the test binary only; the shipped resume has no such hook.
+func crashAt(want string) func(string) {
+	if want == "" {
+		return nil
+	}
+	return func(point string) {
+		if point == want {
+			fmt.Fprintf(os.Stderr, "resume: TEAMKIT_TEST_CRASH=%s: killing myself\n", point)
+			syscall.Kill(os.Getpid(), syscall.SIGKILL)
+			select {} // the signal is on its way
+		}
+	}
 }
 
 func TestMain(m *testing.M) {

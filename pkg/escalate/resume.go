@@ -12,7 +12,8 @@ import (
 	"github.com/teamkit/teamkit/pkg/mailbox"
 )
 
-// Crash points of a resume pass, named by TEAMKIT_TEST_CRASH in tests.
+// Crash points of a resume pass: Resumer.Crash is called at each, so tests can
+// kill a pass there (the test binary does, from TEAMKIT_TEST_CRASH).
 const (
 	CrashAfterIntent = "after-intent" // intent recorded, decision not yet
 	CrashAfterDecide = "after-decide" // decision recorded, agent not yet re-spawned

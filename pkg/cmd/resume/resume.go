@@ -25,7 +25,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -39,12 +38,25 @@ import (
 )
 
 // App is the resume command.
-var App = command.App{Build: build}
+var App = New(Hooks{})
+
+// Hooks are behaviour that only tests install: the shipped binary has none.
+type Hooks struct {
+	// Crash is called at each crash point of a pass (escalate.Crash*); the
+	// end-to-end tests make it kill the process there, to prove the next
+	// pass recovers.
+	Crash func(point string)
+}
+
+// New is the resume command with hooks.
+func New(h Hooks) command.App {
+	return command.App{Build: func(env *command.Env) *cli.App { return build(env, h) }}
+}
 
 // DefaultInterval is the --watch interval.
 const DefaultInterval = 30 * time.Second
 
-func build(env *command.Env) *cli.App {
+func build(env *command.Env, h Hooks) *cli.App {
 	return &cli.App{
 		Name:      "resume",
 		Usage:     "carry answers back: re-spawn each agent whose ask was answered",
@@ -58,7 +70,7 @@ func build(env *command.Env) *cli.App {
 			&cli.DurationFlag{Name: "interval", Value: DefaultInterval, Usage: "time `D` between --watch passes"},
 			&cli.StringFlag{Name: "deciders", Usage: "`LOGINS` (comma-separated) or @FILE who may approve (default $TEAMKIT_DECIDERS)"},
 		),
-		Action: func(c *cli.Context) error { return run(c, env) },
+		Action: func(c *cli.Context) error { return run(c, env, h) },
 		Commands: []*cli.Command{
 			{
 				Name:      "pause",
@@ -78,7 +90,7 @@ func build(env *command.Env) *cli.App {
 	}
 }
 
-func run(c *cli.Context, env *command.Env) error {
+func run(c *cli.Context, env *command.Env, h Hooks) error {
 	args := c.Args().Slice()
 	if len(args) > 1 {
 		return command.Usagef("usage: resume <team> [--watch] [--interval D] [--deciders LOGIN,…]")
@@ -122,7 +134,7 @@ func run(c *cli.Context, env *command.Env) error {
 		Report:   reporter(c.Bool("json"), env.Stdout),
 		Stderr:   env.Stderr,
 		Prefix:   "resume",
-		Crash:    crashHook(env),
+		Crash:    h.Crash,
 	}
 	if c.Bool("watch") {
 		r.Sleep = func(ctx context.Context, d time.Duration) error {
@@ -194,23 +206,6 @@ func reporter(asJSON bool, w io.Writer) func(escalate.Resumed) error {
 		}
 		_, err := io.WriteString(w, b.String())
 		return err
-	}
-}
-
-// crashHook kills this process at the crash point TEAMKIT_TEST_CRASH names
-// (after-intent, after-decide, after-spawn): the end-to-end tests prove that
-// the next pass recovers from a crash at each point.
-func crashHook(env *command.Env) func(string) {
-	want := env.Getenv("TEAMKIT_TEST_CRASH")
-	if want == "" {
-		return nil
-	}
-	return func(point string) {
-		if point == want {
-			fmt.Fprintf(env.Stderr, "resume: TEAMKIT_TEST_CRASH=%s: killing myself\n", point)
-			syscall.Kill(os.Getpid(), syscall.SIGKILL)
-			select {} // the signal is on its way
-		}
 	}
 }
 
