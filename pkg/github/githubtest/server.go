@@ -7,9 +7,9 @@
 // with If-None-Match → 304, and rate-limit headers (304s do not count).
 //
 // Use NewServer in Go tests and drive it with its methods. Server is also an
-// http.Handler, so an end-to-end harness can serve it on a real listener,
-// point GITHUB_API_URL at it, and control it from outside the process through
-// the JSON admin endpoints under /_fake/ (see admin.go).
+// http.Handler, so an end-to-end harness serves it on a real listener, points
+// GITHUB_API_URL at it, and drives it with the same methods (escalate_test.go's
+// ghfake command does, from testscript).
 package githubtest
 
 import (
@@ -469,12 +469,8 @@ type reply struct {
 	drop   bool
 }
 
-// ServeHTTP serves the REST API and, under /_fake/, the admin API.
+// ServeHTTP serves the REST API.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if strings.HasPrefix(r.URL.Path, "/_fake/") {
-		s.serveAdmin(w, r)
-		return
-	}
 	rep := s.handleAPI(r)
 	if rep.drop {
 		hj, ok := w.(http.Hijacker)
