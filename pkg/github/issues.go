@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -223,55 +224,26 @@ func (c *Client) sameOrigin(link string) (string, error) {
 	return u.String(), nil
 }
 
+// A Link header's links, `<URL>; param; param, <URL>; …`: the URL (commas
+// and all, up to its ">") and its parameters; and a rel parameter's values.
+var (
+	linkRE = regexp.MustCompile(`<([^>]*)>((?:\s*;[^,<]*)*)`)
+	relRE  = regexp.MustCompile(`(?i);\s*rel\s*=\s*"?([^";]*)`)
+)
+
 // nextLink extracts the rel="next" target from Link header values such as
 // `<https://api.github.com/...&page=2>; rel="next", <...>; rel="last"`.
 func nextLink(values []string) string {
 	for _, v := range values {
-		for _, part := range splitLinks(v) {
-			part = strings.TrimSpace(part)
-			if !strings.HasPrefix(part, "<") {
-				continue
-			}
-			end := strings.Index(part, ">")
-			if end < 0 {
-				continue
-			}
-			target := part[1:end]
-			for _, param := range strings.Split(part[end+1:], ";") {
-				k, val, ok := strings.Cut(strings.TrimSpace(param), "=")
-				if !ok || !strings.EqualFold(strings.TrimSpace(k), "rel") {
-					continue
-				}
-				for _, rel := range strings.Fields(strings.Trim(strings.TrimSpace(val), `"`)) {
-					if strings.EqualFold(rel, "next") {
-						return target
+		for _, link := range linkRE.FindAllStringSubmatch(v, -1) {
+			for _, rel := range relRE.FindAllStringSubmatch(link[2], -1) {
+				for _, r := range strings.Fields(rel[1]) {
+					if strings.EqualFold(r, "next") {
+						return link[1]
 					}
 				}
 			}
 		}
 	}
 	return ""
-}
-
-// splitLinks splits a Link header on the commas between links, ignoring
-// commas inside <...>.
-func splitLinks(v string) []string {
-	var parts []string
-	depth, start := 0, 0
-	for i := 0; i < len(v); i++ {
-		switch v[i] {
-		case '<':
-			depth++
-		case '>':
-			if depth > 0 {
-				depth--
-			}
-		case ',':
-			if depth == 0 {
-				parts = append(parts, v[start:i])
-				start = i + 1
-			}
-		}
-	}
-	return append(parts, v[start:])
 }
