@@ -5,9 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"os/exec"
-	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -217,33 +215,8 @@ func parallel(ts *testscript.TestScript, neg bool, args []string) {
 	if err != nil || n <= 0 {
 		ts.Fatalf("parallel: bad count %q", args[0])
 	}
-	seen := map[string]bool{}
-	var env []string
-	keys := append([]string{}, extraVars...)
-	for _, kv := range ts.Value(varsKey{}).([]string) {
-		k, _, _ := strings.Cut(kv, "=")
-		keys = append(keys, k)
-	}
-	for _, k := range keys {
-		if seen[k] {
-			continue
-		}
-		seen[k] = true
-		if v := ts.Getenv(k); v != "" {
-			env = append(env, k+"="+v)
-		}
-	}
-	bin := ""
-	for _, dir := range filepath.SplitList(ts.Getenv("PATH")) {
-		p := filepath.Join(dir, args[1])
-		if st, err := os.Stat(p); err == nil && st.Mode()&0o111 != 0 {
-			bin = p
-			break
-		}
-	}
-	if bin == "" {
-		ts.Fatalf("parallel: %s not found on the script's PATH", args[1])
-	}
+	env := scriptEnviron(ts)
+	bin := scriptBin(ts, args[1])
 	type result struct {
 		code           int
 		stdout, stderr string

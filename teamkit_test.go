@@ -96,6 +96,7 @@ func TestScripts(t *testing.T) {
 			"waitagent": waitAgent,
 			"parallel":  parallel,
 			"fenced":    fenced,
+			"pty":       ptyCmd,
 		},
 	})
 }

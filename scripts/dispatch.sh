@@ -1,13 +1,17 @@
 #!/bin/sh
 # dispatch.sh — hand one task to one agent and wait for its reply.
 #
-#   scripts/dispatch.sh TEAM TYPE AGENT TASK
+#   TEAMKIT_DB=/path/to/team.db scripts/dispatch.sh TEAM TYPE AGENT TASK
+#
+#   for i in 1 2 3 4 5; do scripts/dispatch.sh myteam probe "w$i" "task $i" & done; wait
 #
 # 1. queue the task in the agent's inbox (before the agent exists: the
 #    briefing tells it to drain its inbox first thing);
 # 2. spawn the agent and, for handshake types, block until its own run
 #    marks ready;
-# 3. wait for the reply in the dispatcher's inbox;
+# 3. wait for the reply to that task — only replies to its id, so any number
+#    of dispatches can run at once from the same DISPATCHER inbox, each
+#    getting its own reply;
 # 4. make sure nothing the team was sent sits unread.
 #
 # Environment: TEAMKIT_DB (the mailbox), DISPATCHER (our inbox name, default
@@ -24,8 +28,9 @@ team=$1 type=$2 agent=$3 task=$4
 me=${DISPATCHER:-dispatch}
 
 # "--" ends the flags, so a task that starts with "-" is still a task.
-id=$(inbox send "$team" "$agent" --from "$me" -- "$task") || exit 1
-echo "dispatch: queued $id for $team/$agent"
+sent=$(inbox send "$team" "$agent" --from "$me" -- "$task") || exit 1
+id=${sent#id=}
+echo "dispatch: queued $sent for $team/$agent"
 
 spawn "$type" "$agent" --team "$team"
 case $? in
@@ -37,11 +42,11 @@ case $? in
 *) exit 1 ;;
 esac
 
-inbox "$team" "$me" --wait "${REPLY_WAIT:-600s}"
+inbox "$team" "$me" --reply-to "$id" --wait "${REPLY_WAIT:-600s}"
 case $? in
 0) ;;
 2)
-	echo "dispatch: no reply from $team/$agent in ${REPLY_WAIT:-600s}" >&2
+	echo "dispatch: no reply to message $id from $team/$agent in ${REPLY_WAIT:-600s}" >&2
 	exit 2
 	;;
 *) exit 1 ;;

@@ -28,6 +28,10 @@ const (
 	templateFile = "template.md"
 )
 
+// SharedTemplate is the briefing of a type without a template.md: the shared
+// teamkit briefing and nothing else.
+const SharedTemplate = `{{template "teamkit" .}}` + "\n"
+
 // SearchDirs returns the directories searched for user types, most important
 // first: each non-empty entry of TEAMKIT_TYPES (colon-separated), then
 // $XDG_CONFIG_HOME/teamkit/types, or $HOME/.config/teamkit/types when
@@ -149,8 +153,9 @@ func load(name, source, dir string, files fs.FS, confPath, tmplPath string, conf
 	}
 	tmpl, err := fs.ReadFile(files, templateFile)
 	if isAbsent(err) {
-		return nil, fmt.Errorf("type %q (%s) has no %s: %s is missing; every type needs a template for its briefing: %w",
-			name, source, templateFile, tmplPath, err)
+		// Most types want exactly the shared briefing; a type.conf alone
+		// is a complete type.
+		tmpl, err = []byte(SharedTemplate), nil
 	}
 	if err != nil {
 		return nil, fmt.Errorf("type %q (%s): reading %s: %w", name, source, tmplPath, err)

@@ -166,22 +166,17 @@ func TestFindErrors(t *testing.T) {
 	writeType(t, dir, "badconf", "command=x {prompt}\nlaunch=never", "t")
 	f := Finder{Dirs: []string{dir}}
 
-	_, err := f.Find("notmpl")
-	path := filepath.Join(dir, "notmpl", "template.md")
-	if err == nil || !strings.Contains(err.Error(), path) || !errors.Is(err, fs.ErrNotExist) {
-		t.Errorf("Find(notmpl) = %v, want an error naming %s", err, path)
+	// A type without template.md gets the shared briefing.
+	ty, err := f.Find("notmpl")
+	if err != nil || ty.Template != SharedTemplate {
+		t.Errorf("Find(notmpl) = %v, %v; want the shared template", ty, err)
 	}
 	_, err = f.Find("badconf")
 	if !errors.Is(err, ErrMalformed) || !strings.HasPrefix(err.Error(), filepath.Join(dir, "badconf", "type.conf")+":2: ") {
 		t.Errorf("Find(badconf) = %v, want a parse error naming the file and line", err)
 	}
 
-	b := fstest.MapFS{"lone/type.conf": {Data: []byte("command=x {prompt}")}}
-	_, err = Finder{Builtin: b}.Find("lone")
-	if err == nil || !strings.Contains(err.Error(), "built-in:lone/template.md") {
-		t.Errorf("Find(built-in without template) = %v", err)
-	}
-	b = fstest.MapFS{"bad/type.conf": {Data: []byte("boot=x")}, "bad/template.md": {}}
+	b := fstest.MapFS{"bad/type.conf": {Data: []byte("boot=x")}, "bad/template.md": {}}
 	_, err = Finder{Builtin: b}.Find("bad")
 	if !errors.Is(err, ErrMalformed) || !strings.HasPrefix(err.Error(), "built-in:bad/type.conf:1: ") {
 		t.Errorf("Find(built-in with a bad conf) = %v", err)

@@ -13,9 +13,11 @@ import (
 // the flags, so a message body may start with "-". When the first positional
 // argument names no subcommand and def is set, def is inserted (inbox's
 // implicit drain).
-func normalize(app *cli.App, def string, args []string) []string {
+//
+// implied reports whether def was inserted.
+func normalize(app *cli.App, def string, args []string) (out []string, implied bool) {
 	if len(args) == 0 {
-		return args
+		return args, false
 	}
 	valued := map[string]bool{} // flag name → takes a value
 	collect := func(fs []cli.Flag) {
@@ -54,25 +56,27 @@ func normalize(app *cli.App, def string, args []string) []string {
 		}
 	}
 
-	out := []string{args[0]}
+	out = []string{args[0]}
 	if len(pos) > 0 && app.Command(pos[0]) != nil {
 		out = append(out, pos[0])
 		pos = pos[1:]
 	} else if def != "" && !isHelp(flags) {
 		out = append(out, def)
+		implied = true
 	}
 	out = append(out, flags...)
 	if len(pos) > 0 {
 		out = append(out, "--")
 		out = append(out, pos...)
 	}
-	return out
+	return out, implied
 }
 
-// isHelp keeps "inbox --help" showing the whole command, not drain's help.
+// isHelp keeps "inbox --help" (and --version) about the whole command, not
+// about drain.
 func isHelp(flags []string) bool {
 	for _, f := range flags {
-		if f == "-h" || f == "--help" || f == "-help" {
+		if f == "-h" || f == "--help" || f == "-help" || f == "--version" || f == "-version" {
 			return true
 		}
 	}

@@ -31,7 +31,7 @@ func TestNormalize(t *testing.T) {
 		{"drain", []string{"inbox"}, []string{"inbox", "drain"}},
 	}
 	for _, c := range cases {
-		if got := normalize(app, c.def, c.in); !reflect.DeepEqual(got, c.want) {
+		if got, _ := normalize(app, c.def, c.in); !reflect.DeepEqual(got, c.want) {
 			t.Errorf("normalize(%q) = %q, want %q", c.in, got, c.want)
 		}
 	}

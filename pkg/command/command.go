@@ -22,6 +22,8 @@ import (
 
 	"github.com/urfave/cli/v2"
 	"golang.org/x/term"
+
+	"github.com/teamkit/teamkit/pkg/termsafe"
 )
 
 // Exit codes, the same in every command (DESIGN.md).
@@ -44,6 +46,22 @@ type Env struct {
 	Now     func() time.Time
 	// StderrTTY says whether progress (elapsed time) may be drawn on Stderr.
 	StderrTTY bool
+	// StdoutTTY says whether Stdout is a terminal: text others wrote
+	// (bodies, questions, answers) is then shown escaped (see Show).
+	StdoutTTY bool
+	// StdinTTY says whether Stdin is a terminal, so a command about to read
+	// a body from it can say so instead of waiting silently.
+	StdinTTY bool
+}
+
+// Show is how a command prints text that someone else wrote — a message
+// body, a question, an answer: escaped visibly when stdout is a terminal
+// (termsafe.Escape), byte for byte to a pipe or a file.
+func (e *Env) Show(s string) string {
+	if e.StdoutTTY {
+		return termsafe.Escape(s)
+	}
+	return s
 }
 
 // OS is the Env of the running process.
@@ -56,6 +74,8 @@ func OS() *Env {
 		Environ:   os.Environ,
 		Now:       time.Now,
 		StderrTTY: term.IsTerminal(int(os.Stderr.Fd())),
+		StdoutTTY: term.IsTerminal(int(os.Stdout.Fd())),
+		StdinTTY:  term.IsTerminal(int(os.Stdin.Fd())),
 	}
 }
 
@@ -122,14 +142,54 @@ func Main(app App) int {
 // Run runs app with args (args[0] is the program name) and returns the exit
 // code. It never exits the process.
 func Run(ctx context.Context, app App, env *Env, args []string) int {
+	a := prepare(app, env)
+	name := a.Name
+	norm, implied := normalize(a, app.Default, helpArgs(a, args))
+	a.Metadata = map[string]any{impliedKey: implied}
+	err := a.RunContext(ctx, norm)
+	return report(env.Stderr, name, err)
+}
+
+// impliedKey marks, in the app's Metadata, a run whose verb was not typed
+// but implied (inbox's drain): a stray first word was then meant as a verb.
+const impliedKey = "teamkit-implied-verb"
+
+// Implied reports whether the verb running was implied rather than typed.
+func Implied(c *cli.Context) bool {
+	v, _ := c.App.Metadata[impliedKey].(bool)
+	return v
+}
+
+// prepare builds app against env with the toolkit's shared behaviour: exit
+// codes ours to map, usage errors with a hint, --version, and a completion
+// verb printing the shell completion made from these same definitions.
+func prepare(app App, env *Env) *cli.App {
 	a := app.Build(env)
 	a.Reader = env.Stdin
 	a.Writer = env.Stdout
 	a.ErrWriter = env.Stderr
 	a.HideHelpCommand = true
-	a.HideVersion = true
+	a.Version = Version()
 	a.ExitErrHandler = func(*cli.Context, error) {} // exit codes are ours to map
 	a.OnUsageError = usageError
+	a.Commands = append(a.Commands, &cli.Command{
+		Name:        "completion",
+		Usage:       "print the " + strings.Join(Shells, ", ") + " completion script",
+		ArgsUsage:   "bash|zsh|fish",
+		UsageText:   a.Name + " completion bash|zsh|fish",
+		Description: "Example:\n   " + a.Name + " completion bash > ~/.local/share/bash-completion/completions/" + a.Name,
+		Action: func(c *cli.Context) error {
+			if c.NArg() != 1 {
+				return Usagef("usage: %s completion bash|zsh|fish", a.Name)
+			}
+			s, err := Completion(a, c.Args().First())
+			if err != nil {
+				return err
+			}
+			_, err = io.WriteString(env.Stdout, s)
+			return err
+		},
+	})
 	for _, c := range a.Commands {
 		setUsageError(c)
 	}
@@ -138,20 +198,69 @@ func Run(ctx context.Context, app App, env *Env, args []string) int {
 		// topic" and exit 1; it is a usage error.
 		a.Action = func(c *cli.Context) error {
 			if c.NArg() > 0 {
-				return Usagef("unknown command %q (want %s)", c.Args().First(), verbs(a.Commands))
+				return UnknownVerb(a, c.Args().First())
 			}
 			return WithHint(Usagef("missing command (want %s)", verbs(a.Commands)), "run '"+a.Name+" --help'")
 		}
 	}
-	name := a.Name
-	err := a.RunContext(ctx, normalize(a, app.Default, args))
-	return report(env.Stderr, name, err)
+	return a
+}
+
+// helpArgs turns "cmd help [verb]" into "cmd [verb] --help": help is never
+// a team name, and "stale help" must not look like a healthy empty team.
+func helpArgs(a *cli.App, args []string) []string {
+	if len(args) < 2 || args[1] != "help" {
+		return args
+	}
+	out := []string{args[0]}
+	if len(args) > 2 && a.Command(args[2]) != nil {
+		out = append(out, args[2])
+	}
+	return append(out, "--help")
+}
+
+// UnknownVerb is the usage error for a first word that names no verb of a,
+// with the nearest verb as a hint when one is close ("sned" → send).
+func UnknownVerb(a *cli.App, word string) error {
+	err := Usagef("unknown command %q (want %s)", word, verbs(a.Commands))
+	best, dist := "", 3
+	for _, c := range a.Commands {
+		if d := editDistance(word, c.Name); !c.Hidden && d < dist {
+			best, dist = c.Name, d
+		}
+	}
+	if best != "" {
+		return WithHint(err, "did you mean '"+a.Name+" "+best+"'?")
+	}
+	return WithHint(err, "run '"+a.Name+" --help'")
+}
+
+// editDistance is the Levenshtein distance between a and b, in bytes (verbs
+// are ASCII).
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur := make([]int, len(b)+1)
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev = cur
+	}
+	return prev[len(b)]
 }
 
 func verbs(cmds []*cli.Command) string {
 	var names []string
 	for _, c := range cmds {
-		if !c.Hidden {
+		if !c.Hidden && c.Name != "completion" {
 			names = append(names, c.Name)
 		}
 	}

@@ -1,10 +1,13 @@
 package command
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -15,6 +18,7 @@ import (
 
 	"github.com/teamkit/teamkit/pkg/mailbox"
 	"github.com/teamkit/teamkit/pkg/names"
+	"github.com/teamkit/teamkit/pkg/termsafe"
 )
 
 // Flags every command takes.
@@ -66,7 +70,13 @@ func OpenMailbox(ctx context.Context, c *cli.Context, env *Env) (*mailbox.DB, er
 		}
 		opts.BusyTimeout = d
 	}
-	return mailbox.Open(ctx, path, opts)
+	_, statErr := os.Stat(path)
+	db, err := mailbox.Open(ctx, path, opts)
+	if err == nil && explicit && errors.Is(statErr, fs.ErrNotExist) && !strings.Contains(path, "://") {
+		// A mistyped TEAMKIT_DB would otherwise pass for an empty team.
+		fmt.Fprintf(env.Stderr, "%s: note: created a new mailbox at %s\n", c.App.Name, path)
+	}
+	return db, err
 }
 
 // Identity resolves the optional leading <team> [<name>] positionals: given
@@ -115,11 +125,17 @@ func CheckName(kind, s string) error {
 	return nil
 }
 
-// JSON writes v as one line of JSON, HTML characters unescaped.
+// JSON writes v as one line of JSON, HTML characters unescaped and bidi
+// controls escaped (termsafe.EscapeJSON): JSON is read on terminals too.
 func JSON(w io.Writer, v any) error {
-	enc := json.NewEncoder(w)
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
 	enc.SetEscapeHTML(false)
-	return enc.Encode(v)
+	if err := enc.Encode(v); err != nil {
+		return err
+	}
+	_, err := w.Write(termsafe.EscapeJSON(b.Bytes()))
+	return err
 }
 
 // JSONLines writes each item as one line of JSON: the --json form of a list.
@@ -195,4 +211,16 @@ func Progress(env *Env, label string) (stop func()) {
 		}
 	}()
 	return func() { close(done); <-finished }
+}
+
+// NoteUnknownTeam says on stderr when team has no agent and no message in
+// db: most likely a typo ("stale nosuchteam" would otherwise look healthy).
+// It is a note: the exit code stays what the command decides, so cron stays
+// quiet when told to (2>/dev/null).
+func NoteUnknownTeam(ctx context.Context, env *Env, cmd string, db *mailbox.DB, team string) {
+	known, err := db.TeamKnown(ctx, team)
+	if err != nil || known {
+		return
+	}
+	fmt.Fprintf(env.Stderr, "%s: note: team %q has no agents and no messages in %s (a typo?)\n", cmd, team, db.Path())
 }

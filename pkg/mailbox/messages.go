@@ -169,29 +169,53 @@ func limitClause(limit int) string {
 // holds the write lock from its first read, two drains of one inbox never
 // both get the same message.
 func (d *DB) Drain(ctx context.Context, team, to string, limit int, deliver func([]Message) error) ([]Message, error) {
+	return d.drain(ctx, team, to, 0, limit, deliver)
+}
+
+// DrainReplies is Drain for only the unread replies to message replyTo: a
+// dispatcher waits for the answer to the message it sent, and leaves every
+// other message in its inbox for whoever else drains it, so any number of
+// dispatchers can share one inbox name.
+func (d *DB) DrainReplies(ctx context.Context, team, to string, replyTo int64, limit int, deliver func([]Message) error) ([]Message, error) {
+	if replyTo <= 0 {
+		return nil, fmt.Errorf("reply-to id %d: want a message id", replyTo)
+	}
+	return d.drain(ctx, team, to, replyTo, limit, deliver)
+}
+
+// unreadWhere selects team/to's unread messages, only replies to replyTo
+// when it is not 0. Replies are served by messages_unread_replies (team,
+// recipient, reply_to, id), the rest by messages_unread_by_recipient.
+func unreadWhere(team, to string, replyTo int64) (from, where string, args []any) {
+	if replyTo != 0 {
+		return `messages INDEXED BY messages_unread_replies`,
+			`team = ? AND recipient = ? AND reply_to = ? AND read_at IS NULL`, []any{team, to, replyTo}
+	}
+	return unreadByRecipient, `team = ? AND recipient = ? AND read_at IS NULL`, []any{team, to}
+}
+
+func (d *DB) drain(ctx context.Context, team, to string, replyTo int64, limit int, deliver func([]Message) error) ([]Message, error) {
+	from, where, args := unreadWhere(team, to, replyTo)
 	var msgs []Message
 	err := d.inTx(ctx, "drain inbox", func(tx *sql.Tx) error {
 		var err error
 		msgs, err = queryMessages(ctx, tx,
-			`SELECT `+messageCols+` FROM `+unreadByRecipient+`
-			 WHERE team = ? AND recipient = ? AND read_at IS NULL
-			 ORDER BY id`+limitClause(limit), team, to)
+			`SELECT `+messageCols+` FROM `+from+` WHERE `+where+` ORDER BY id`+limitClause(limit), args...)
 		if err != nil || len(msgs) == 0 {
 			return err
 		}
 		now := d.now().UTC()
-		// Every unread id up to the last one selected is in msgs: the
-		// select was ordered by id and nobody can write while we hold the lock.
-		// The mark is written before delivery but commits only after it, so
-		// a failed or interrupted delivery still rolls it back; writing it
-		// first means a database we cannot write (SQLite quietly turns BEGIN
-		// IMMEDIATE into a read transaction on a read-only file) fails here,
-		// before anything is printed, instead of repeating every message on
-		// every drain.
+		// Every matching unread id up to the last one selected is in msgs:
+		// the select was ordered by id and nobody can write while we hold
+		// the lock. The mark is written before delivery but commits only
+		// after it, so a failed or interrupted delivery still rolls it back;
+		// writing it first means a database we cannot write (SQLite quietly
+		// turns BEGIN IMMEDIATE into a read transaction on a read-only file)
+		// fails here, before anything is printed, instead of repeating every
+		// message on every drain.
 		if _, err := tx.ExecContext(ctx,
-			`UPDATE `+unreadByRecipient+` SET read_at = ?
-			 WHERE team = ? AND recipient = ? AND read_at IS NULL AND id <= ?`,
-			nanos(now), team, to, msgs[len(msgs)-1].ID); err != nil {
+			`UPDATE `+from+` SET read_at = ? WHERE `+where+` AND id <= ?`,
+			append(append([]any{nanos(now)}, args...), msgs[len(msgs)-1].ID)...); err != nil {
 			return err
 		}
 		if err := deliver(msgs); err != nil {
@@ -208,6 +232,13 @@ func (d *DB) Drain(ctx context.Context, team, to string, limit int, deliver func
 	return msgs, nil
 }
 
+// PeekReplies is Peek for only the unread replies to message replyTo.
+func (d *DB) PeekReplies(ctx context.Context, team, to string, replyTo int64, limit int) ([]Message, error) {
+	from, where, args := unreadWhere(team, to, replyTo)
+	msgs, err := queryMessages(ctx, d.db, `SELECT `+messageCols+` FROM `+from+` WHERE `+where+` ORDER BY id`+limitClause(limit), args...)
+	return msgs, d.fail("peek inbox", err)
+}
+
 // Peek returns the unread messages for team/to without marking them.
 func (d *DB) Peek(ctx context.Context, team, to string, limit int) ([]Message, error) {
 	msgs, err := queryMessages(ctx, d.db,
@@ -218,23 +249,67 @@ func (d *DB) Peek(ctx context.Context, team, to string, limit int) ([]Message, e
 }
 
 // List returns a team's messages, oldest first: unread ones, or all with all
-// set; to == "" means every recipient.
+// set; to == "" means every recipient. It holds the whole list in memory;
+// ListEach streams it.
 func (d *DB) List(ctx context.Context, team, to string, all bool) ([]Message, error) {
-	from := "messages"
-	if to != "" && !all {
+	var msgs []Message
+	err := d.ListEach(ctx, team, to, all, func(m Message) error {
+		msgs = append(msgs, m)
+		return nil
+	})
+	return msgs, err
+}
+
+// listQuery picks the index that serves each form of inbox list, so the
+// cost follows what is listed, not the team's history: unread ones come
+// from the partial indexes of unread messages, the whole history from the
+// (team, recipient, id) and (team, id) indexes, in id order without a sort.
+func listQuery(to string, all bool) string {
+	var from string
+	switch {
+	case to != "" && !all:
 		from = unreadByRecipient
+	case to != "":
+		from = `messages INDEXED BY messages_by_recipient`
+	case !all:
+		from = `messages INDEXED BY messages_unread_by_team`
+	default:
+		from = `messages INDEXED BY messages_by_team`
 	}
 	q := `SELECT ` + messageCols + ` FROM ` + from + ` WHERE team = ?`
-	args := []any{team}
 	if to != "" {
 		q += ` AND recipient = ?`
-		args = append(args, to)
 	}
 	if !all {
 		q += ` AND read_at IS NULL`
 	}
-	msgs, err := queryMessages(ctx, d.db, q+` ORDER BY id`, args...)
-	return msgs, d.fail("list messages", err)
+	return q + ` ORDER BY id`
+}
+
+// ListEach calls fn with each of a team's messages, oldest first (unread
+// ones, or all with all set; to == "" means every recipient), reading them
+// one at a time: memory stays constant however long the history. It reads
+// from one snapshot and takes no write lock, so a slow fn delays nobody.
+func (d *DB) ListEach(ctx context.Context, team, to string, all bool, fn func(Message) error) error {
+	args := []any{team}
+	if to != "" {
+		args = append(args, to)
+	}
+	rows, err := d.db.QueryContext(ctx, listQuery(to, all), args...)
+	if err != nil {
+		return d.fail("list messages", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		m, err := scanMessage(rows)
+		if err != nil {
+			return d.fail("list messages", err)
+		}
+		if err := fn(m); err != nil {
+			return err
+		}
+	}
+	return d.fail("list messages", rows.Err())
 }
 
 // Message returns one message by id.

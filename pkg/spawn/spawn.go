@@ -30,6 +30,7 @@ import (
 	"github.com/teamkit/teamkit/pkg/mailbox"
 	"github.com/teamkit/teamkit/pkg/names"
 	"github.com/teamkit/teamkit/pkg/proc"
+	"github.com/teamkit/teamkit/pkg/roster"
 )
 
 // Statuses a spawn ends with.
@@ -135,7 +136,7 @@ func Spawn(ctx context.Context, db *mailbox.DB, finder agenttype.Finder, req Req
 	}
 
 	run := NewRun(time.Now())
-	runDir := filepath.Join(req.StateDir, "runs", req.Team, req.Name)
+	runDir := AgentRunDir(RunsDir(req.StateDir, dbPath), req.Team, req.Name)
 	if err := os.MkdirAll(runDir, 0o700); err != nil {
 		return Result{}, fmt.Errorf("create run directory: %w", err)
 	}
@@ -351,7 +352,7 @@ func stopLive(ctx context.Context, db *mailbox.DB, req Request) error {
 func NewRun(now time.Time) string {
 	var b [4]byte
 	rand.Read(b[:])
-	return now.UTC().Format("20060102T150405Z") + "-" + hex.EncodeToString(b[:])
+	return now.UTC().Format(roster.RunLayout) + "-" + hex.EncodeToString(b[:])
 }
 
 // AgentEnv is the agent's environment: the spawner's, less the type's

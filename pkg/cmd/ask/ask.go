@@ -267,7 +267,7 @@ func runList(c *cli.Context, env *command.Env) error {
 			}
 		}
 		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", a.ID, a.Agent, a.Kind, a.State, channel,
-			command.FormatTime(a.CreatedAt), decision, inbox.FirstLine(a.Question, 60))
+			command.FormatTime(a.CreatedAt), decision, env.Show(inbox.FirstLine(a.Question, 60)))
 	}
 	return tw.Flush()
 }

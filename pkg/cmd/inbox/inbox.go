@@ -1,34 +1,41 @@
 // Package inbox is the inbox command: the team mailbox.
 //
-//	inbox send <team> <to> [BODY|-]   [--from NAME] [--subject S] [--reply-to ID]
-//	inbox [drain] <team> <name>       [--peek] [--limit N] [--wait D] [--format T] [--json]
+//	inbox send <team> (<to> | --all) [BODY|-] [--from NAME] [--subject S] [--reply-to ID]
+//	inbox [drain] <team> <name>       [--peek] [--limit N] [--wait D] [--reply-to ID] [--format T] [--json]
 //	inbox list <team> [<name>]        [--all] [--json]
+//	inbox prune <team> --older D      [--dry-run] [--json]
 //
 // send stores a message and prints its id; the body comes from the argument,
 // or from stdin when it is absent or "-". drain (the default verb) prints the
 // unread messages for <name>, oldest first, and marks them read after they
 // are written, so a crash can repeat a message but never lose one. --wait
-// blocks until a message arrives or the duration passes (then exit 2).
+// blocks until a message arrives or the duration passes (then exit 2);
+// --reply-to ID takes only the replies to message ID, so dispatchers sharing
+// one inbox name never take each other's replies. send --all queues one copy
+// per agent recorded in the team; prune removes old read messages and the run
+// files of agents long exited.
 // Inside an agent, <team> and <name> default to TEAMKIT_TEAM and
 // TEAMKIT_AGENT.
 package inbox
 
 import (
+	"bufio"
 	"bytes"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"strings"
-	"text/tabwriter"
 	"text/template"
 	"time"
+	"unicode/utf8"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/teamkit/teamkit/pkg/command"
 	"github.com/teamkit/teamkit/pkg/mailbox"
 	"github.com/teamkit/teamkit/pkg/names"
+	"github.com/teamkit/teamkit/pkg/roster"
 )
 
 // App is the inbox command.
@@ -45,7 +52,8 @@ func build(env *command.Env) *cli.App {
 		Flags: command.Common(
 			&cli.BoolFlag{Name: "peek", Usage: "print without marking read"},
 			&cli.IntFlag{Name: "limit", Usage: "at most `N` messages (0: all)"},
-			&cli.DurationFlag{Name: "wait", Usage: "block up to `DURATION` for a message; exit 2 if none came"},
+			command.DurationFlag("wait", "block up to `DURATION` (60 = 60s, 10m, 1h) for a message; exit 2 if none came"),
+			&cli.Int64Flag{Name: "reply-to", Usage: "only replies to message `ID` (what a dispatcher waits for)"},
 			&cli.StringFlag{Name: "format", Usage: "print each message with a Go `TEMPLATE` ({{.ID}} {{.From}} {{firstline .Body}} …)"},
 		),
 		Action: func(c *cli.Context) error { return runDrain(c, env) },
@@ -59,11 +67,12 @@ func build(env *command.Env) *cli.App {
 			{
 				Name:      "send",
 				Usage:     "store a message and print its id",
-				ArgsUsage: "<team> <to> [BODY|-]",
+				ArgsUsage: "<team> (<to> | --all) [BODY|-]",
 				Flags: command.Common(
 					&cli.StringFlag{Name: "from", Usage: "sender `NAME` (default $TEAMKIT_AGENT, else $USER)"},
 					&cli.StringFlag{Name: "subject", Usage: "one-line `SUBJECT`"},
 					&cli.Int64Flag{Name: "reply-to", Usage: "`ID` of the message this answers"},
+					&cli.BoolFlag{Name: "all", Usage: "one message to every agent recorded in the team (not the sender)"},
 				),
 				Action: func(c *cli.Context) error { return runSend(c, env) },
 			},
@@ -75,6 +84,16 @@ func build(env *command.Env) *cli.App {
 				Flags:     command.Common(&cli.BoolFlag{Name: "all", Usage: "include messages already read"}),
 				Action:    func(c *cli.Context) error { return runList(c, env) },
 			},
+			{
+				Name:      "prune",
+				Usage:     "remove read messages older than D, and the run files of agents exited that long ago",
+				ArgsUsage: "<team>",
+				Flags: command.Common(
+					command.DurationFlag("older", "what to remove: older than `D` (30d, 12h; required)"),
+					&cli.BoolFlag{Name: "dry-run", Usage: "say what would be removed, remove nothing"},
+				),
+				Action: func(c *cli.Context) error { return runPrune(c, env) },
+			},
 		},
 	}
 }
@@ -82,8 +101,30 @@ func build(env *command.Env) *cli.App {
 // sendArgs sorts send's positionals. With TEAMKIT_TEAM set (inside an agent),
 // "send <to> <body>" may omit the team; two arguments are read as <team> <to>
 // only when the first one is that team.
-func sendArgs(env *command.Env, args []string) (team, to, body string, hasBody bool, err error) {
+func sendArgs(env *command.Env, args []string, all bool) (team, to, body string, hasBody bool, err error) {
 	envTeam := env.Getenv("TEAMKIT_TEAM")
+	if all {
+		// send <team> --all [BODY|-]; inside an agent the team may go.
+		switch {
+		case len(args) == 2:
+			team, body, hasBody = args[0], args[1], true
+		case len(args) == 1 && (envTeam == "" || args[0] == envTeam):
+			team = args[0]
+		case len(args) == 1:
+			team, body, hasBody = envTeam, args[0], true
+		case len(args) == 0 && envTeam != "":
+			team = envTeam
+		default:
+			return "", "", "", false, command.Usagef("usage: inbox send <team> --all [BODY|-]")
+		}
+		if err := command.CheckName("team", team); err != nil {
+			return "", "", "", false, err
+		}
+		if body == "-" {
+			hasBody = false
+		}
+		return team, "", body, hasBody, nil
+	}
 	switch {
 	case len(args) == 3:
 		team, to, body, hasBody = args[0], args[1], args[2], true
@@ -109,7 +150,8 @@ func sendArgs(env *command.Env, args []string) (team, to, body string, hasBody b
 }
 
 func runSend(c *cli.Context, env *command.Env) error {
-	team, to, body, hasBody, err := sendArgs(env, c.Args().Slice())
+	all := c.Bool("all")
+	team, to, body, hasBody, err := sendArgs(env, c.Args().Slice(), all)
 	if err != nil {
 		return err
 	}
@@ -132,6 +174,10 @@ func runSend(c *cli.Context, env *command.Env) error {
 		return command.Usagef("--subject must be one line")
 	}
 	if !hasBody {
+		if env.StdinTTY {
+			// Otherwise a forgotten BODY looks like a hang.
+			fmt.Fprintln(env.Stderr, "inbox: reading the message body from stdin (end it with Ctrl-D on a line of its own)")
+		}
 		b, err := io.ReadAll(io.LimitReader(env.Stdin, mailbox.MaxBody+1))
 		if err != nil {
 			return fmt.Errorf("read message body from stdin: %w", err)
@@ -150,14 +196,71 @@ func runSend(c *cli.Context, env *command.Env) error {
 		return err
 	}
 	defer db.Close()
-	m, err := db.Send(c.Context, mailbox.Message{Team: team, From: from, To: to, Subject: subject, Body: body, ReplyTo: c.Int64("reply-to")})
+	replyTo := c.Int64("reply-to")
+	if err := checkReplyTo(c, db, team, replyTo); err != nil {
+		return err
+	}
+	msg := mailbox.Message{Team: team, From: from, To: to, Subject: subject, Body: body, ReplyTo: replyTo}
+	if all {
+		return sendAll(c, env, db, msg)
+	}
+	known, err := db.AgentKnown(c.Context, team, to)
 	if err != nil {
 		return err
+	}
+	m, err := db.Send(c.Context, msg)
+	if err != nil {
+		return err
+	}
+	if !known && replyTo == 0 {
+		// Queuing before spawn is a feature; a misspelt name is not. (A
+		// reply goes back to a sender, who need not be an agent.)
+		fmt.Fprintf(env.Stderr, "inbox: note: queued for %s/%s, an agent not yet spawned in this team\n", team, to)
 	}
 	if c.Bool("json") {
 		return command.JSON(env.Stdout, m)
 	}
 	return command.KV(env.Stdout, "id", fmt.Sprint(m.ID))
+}
+
+// sendAll queues one copy of msg per agent recorded in the team and prints
+// one id=N to=NAME line (or JSON object) per copy.
+func sendAll(c *cli.Context, env *command.Env, db *mailbox.DB, msg mailbox.Message) error {
+	msgs, err := db.SendAll(c.Context, msg)
+	if errors.Is(err, mailbox.ErrNoAgents) {
+		return command.WithHint(err, "send --all reaches the agents spawn recorded; list them with 'spawn list "+msg.Team+"'")
+	}
+	if err != nil {
+		return err
+	}
+	for _, m := range msgs {
+		if c.Bool("json") {
+			err = command.JSON(env.Stdout, m)
+		} else {
+			err = command.KV(env.Stdout, "id", fmt.Sprint(m.ID), "to", m.To)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// checkReplyTo refuses a --reply-to naming no message of the team: a reply
+// to nothing would never be found by the dispatcher waiting for it.
+func checkReplyTo(c *cli.Context, db *mailbox.DB, team string, id int64) error {
+	if !c.IsSet("reply-to") {
+		return nil
+	}
+	if id <= 0 {
+		return command.Usagef("--reply-to %d: want the id of a message (id=N, as send printed it)", id)
+	}
+	m, err := db.Message(c.Context, id)
+	if errors.Is(err, mailbox.ErrNotFound) || (err == nil && m.Team != team) {
+		return command.WithHint(command.Usagef("--reply-to %d: team %s has no message %d", id, team, id),
+			"give the id that 'inbox send' printed (id=N)")
+	}
+	return err
 }
 
 func runDrain(c *cli.Context, env *command.Env) error {
@@ -166,13 +269,22 @@ func runDrain(c *cli.Context, env *command.Env) error {
 		return err
 	}
 	if len(rest) > 0 {
+		// "inbox sned t w1 hi": the first word was meant as a verb.
+		if command.Implied(c) && c.NArg() > 2 {
+			return command.UnknownVerb(c.App, c.Args().First())
+		}
 		return command.WithHint(command.Usagef("unexpected argument %q (usage: inbox [drain] <team> <name>)", rest[0]),
-			"inbox's verbs are send, drain (the default) and list")
+			"inbox's verbs are send, drain (the default), list and prune")
 	}
 	if c.Int("limit") < 0 {
 		return command.Usagef("--limit must be 0 or more")
 	}
-	print, err := printer(c, env.Stdout)
+	wait := command.Duration(c, "wait")
+	if wait < 0 {
+		return command.Usagef("--wait %s: want a duration of 0 or more", wait)
+	}
+	replyTo := c.Int64("reply-to")
+	print, err := printer(c, env)
 	if err != nil {
 		return err
 	}
@@ -181,23 +293,35 @@ func runDrain(c *cli.Context, env *command.Env) error {
 		return err
 	}
 	defer db.Close()
+	if err := checkReplyTo(c, db, team, replyTo); err != nil {
+		return err
+	}
 
 	once := func() (bool, error) {
 		if c.Bool("peek") {
-			msgs, err := db.Peek(c.Context, team, name, c.Int("limit"))
+			msgs, err := db.PeekReplies(c.Context, team, name, replyTo, c.Int("limit"))
 			if err != nil {
 				return false, err
 			}
 			return len(msgs) > 0, print(msgs)
 		}
-		msgs, err := db.Drain(c.Context, team, name, c.Int("limit"), print)
+		var msgs []mailbox.Message
+		var err error
+		if replyTo != 0 {
+			msgs, err = db.DrainReplies(c.Context, team, name, replyTo, c.Int("limit"), print)
+		} else {
+			msgs, err = db.Drain(c.Context, team, name, c.Int("limit"), print)
+		}
 		return len(msgs) > 0, err
 	}
-	wait := c.Duration("wait")
 	if wait <= 0 {
-		_, err := once()
+		got, err := once()
+		if err == nil && !got {
+			command.NoteUnknownTeam(c.Context, env, "inbox", db, team)
+		}
 		return err
 	}
+	command.NoteUnknownTeam(c.Context, env, "inbox", db, team)
 	stop := command.Progress(env, "waiting for a message")
 	got, err := db.Watch(c.Context, time.Now().Add(wait), pollInterval, once)
 	stop()
@@ -231,29 +355,103 @@ func runList(c *cli.Context, env *command.Env) error {
 		return err
 	}
 	defer db.Close()
-	msgs, err := db.List(c.Context, team, to, c.Bool("all"))
+	// Streamed: one message in memory at a time, whatever the history.
+	out := bufio.NewWriter(env.Stdout)
+	var table *listTable
+	if !c.Bool("json") {
+		table = &listTable{w: out, show: env.Show}
+	}
+	n := 0
+	err = db.ListEach(c.Context, team, to, c.Bool("all"), func(m mailbox.Message) error {
+		n++
+		if table == nil {
+			return command.JSON(out, m)
+		}
+		return table.add(m)
+	})
 	if err != nil {
 		return err
 	}
-	if c.Bool("json") {
-		return command.JSONLines(env.Stdout, msgs)
-	}
-	tw := tabwriter.NewWriter(env.Stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "ID\tFROM\tTO\tCREATED\tREAD\tFIRST LINE")
-	for _, m := range msgs {
-		read := "-"
-		if !m.ReadAt.IsZero() {
-			read = command.FormatTime(m.ReadAt)
+	if table != nil {
+		if err := table.flush(); err != nil {
+			return err
 		}
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\n", m.ID, m.From, m.To, command.FormatTime(m.CreatedAt), read, FirstLine(m.Body, 60))
 	}
-	return tw.Flush()
+	if n == 0 {
+		command.NoteUnknownTeam(c.Context, env, "inbox", db, team)
+	}
+	return out.Flush()
+}
+
+// listTable prints inbox list's table as it streams: the first rows are
+// held back to size the columns, then every row is written at once with
+// those widths (a longer value later only pushes its own row out).
+type listTable struct {
+	w       io.Writer
+	show    func(string) string
+	pending [][]string
+	widths  []int
+	started bool
+}
+
+// listSample is how many rows size the table's columns.
+const listSample = 256
+
+func (t *listTable) add(m mailbox.Message) error {
+	read := "-"
+	if !m.ReadAt.IsZero() {
+		read = command.FormatTime(m.ReadAt)
+	}
+	row := []string{fmt.Sprint(m.ID), m.From, m.To, command.FormatTime(m.CreatedAt), read, t.show(FirstLine(m.Body, 60))}
+	if t.started {
+		return t.write(row)
+	}
+	t.pending = append(t.pending, row)
+	if len(t.pending) >= listSample {
+		return t.flush()
+	}
+	return nil
+}
+
+func (t *listTable) flush() error {
+	if t.started {
+		return nil
+	}
+	t.started = true
+	head := []string{"ID", "FROM", "TO", "CREATED", "READ", "FIRST LINE"}
+	t.widths = make([]int, len(head))
+	for _, r := range append([][]string{head}, t.pending...) {
+		for i, v := range r {
+			t.widths[i] = max(t.widths[i], utf8.RuneCountInString(v))
+		}
+	}
+	for _, r := range append([][]string{head}, t.pending...) {
+		if err := t.write(r); err != nil {
+			return err
+		}
+	}
+	t.pending = nil
+	return nil
+}
+
+func (t *listTable) write(row []string) error {
+	var b strings.Builder
+	for i, v := range row {
+		b.WriteString(v)
+		if i < len(row)-1 {
+			b.WriteString(strings.Repeat(" ", max(t.widths[i]-utf8.RuneCountInString(v), 0)+2))
+		}
+	}
+	b.WriteByte('\n')
+	_, err := io.WriteString(t.w, b.String())
+	return err
 }
 
 // printer returns how drain writes a batch of messages: --json, --format, or
 // the readable default. It writes the whole batch and flushes before
 // returning, because the batch is marked read right after.
-func printer(c *cli.Context, w io.Writer) (func([]mailbox.Message) error, error) {
+func printer(c *cli.Context, env *command.Env) (func([]mailbox.Message) error, error) {
+	w := env.Stdout
 	var tmpl *template.Template
 	if f := c.String("format"); f != "" {
 		var err error
@@ -278,11 +476,13 @@ func printer(c *cli.Context, w io.Writer) (func([]mailbox.Message) error, error)
 			case asJSON:
 				err = command.JSON(&buf, m)
 			case tmpl != nil:
-				if err = tmpl.Execute(&buf, m); err == nil {
+				var one strings.Builder
+				if err = tmpl.Execute(&one, m); err == nil {
+					buf.WriteString(env.Show(one.String()))
 					err = buf.WriteByte('\n')
 				}
 			default:
-				err = writeMessage(&buf, m)
+				err = writeMessage(&buf, m, env.Show)
 			}
 			if err != nil {
 				return fmt.Errorf("print message %d: %w", m.ID, err)
@@ -315,8 +515,9 @@ func writeBounded(w io.Writer, data []byte) error {
 	return err
 }
 
-// writeMessage is the readable form: a header line, then the body as sent.
-func writeMessage(w io.Writer, m mailbox.Message) error {
+// writeMessage is the readable form: a header line, then the body as sent
+// (through show, which escapes it on a terminal).
+func writeMessage(w io.Writer, m mailbox.Message, show func(string) string) error {
 	kv := []string{"id", fmt.Sprint(m.ID), "from", m.From, "to", m.To, "at", command.FormatTime(m.CreatedAt)}
 	if m.Subject != "" {
 		kv = append(kv, "subject", m.Subject)
@@ -326,7 +527,7 @@ func writeMessage(w io.Writer, m mailbox.Message) error {
 	}
 	var hdr strings.Builder
 	command.KV(&hdr, kv...)
-	body := m.Body
+	body := show(m.Body)
 	if !strings.HasSuffix(body, "\n") {
 		body += "\n"
 	}
@@ -335,12 +536,4 @@ func writeMessage(w io.Writer, m mailbox.Message) error {
 }
 
 // FirstLine is the first line of s, cut to max runes (0: no cut).
-func FirstLine(s string, max int) string {
-	if i := strings.IndexAny(s, "\r\n"); i >= 0 {
-		s = s[:i]
-	}
-	if r := []rune(s); max > 0 && len(r) > max {
-		return string(r[:max-1]) + "…"
-	}
-	return s
-}
+func FirstLine(s string, max int) string { return roster.FirstLine(s, max) }

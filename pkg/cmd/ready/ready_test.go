@@ -169,8 +169,9 @@ func TestUsage(t *testing.T) {
 	} {
 		r := h.run(args...)
 		lines := strings.Split(strings.TrimRight(r.stderr, "\n"), "\n")
-		if r.code != 64 || r.stdout != "" || len(lines) != 1 || !strings.HasPrefix(lines[0], "ready: error:") {
-			t.Errorf("ready %q: exit %d stdout %q stderr %q; want 64 and one line", args, r.code, r.stdout, r.stderr)
+		hinted := len(lines) == 2 && strings.HasPrefix(lines[1], "ready: hint:")
+		if r.code != 64 || r.stdout != "" || (len(lines) != 1 && !hinted) || !strings.HasPrefix(lines[0], "ready: error:") {
+			t.Errorf("ready %q: exit %d stdout %q stderr %q; want 64 and one line (and a hint)", args, r.code, r.stdout, r.stderr)
 		}
 	}
 	if _, err := os.Stat(h.db); !os.IsNotExist(err) {

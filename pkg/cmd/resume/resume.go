@@ -90,6 +90,9 @@ func build(env *command.Env, h Hooks) *cli.App {
 	}
 }
 
+// minInterval is the shortest --interval accepted.
+const minInterval = 10 * time.Millisecond
+
 func run(c *cli.Context, env *command.Env, h Hooks) error {
 	args := c.Args().Slice()
 	if len(args) > 1 {
@@ -100,8 +103,12 @@ func run(c *cli.Context, env *command.Env, h Hooks) error {
 		return err
 	}
 	interval := c.Duration("interval")
-	if interval <= 0 {
+	switch {
+	case interval <= 0:
 		return command.Usagef("--interval must be positive")
+	case interval < minInterval:
+		// 1ns would spin on the mailbox (and GitHub) in a busy loop.
+		return command.Usagef("--interval %s is too short: want %s or more (say 30s, 1m)", interval, minInterval)
 	}
 	spec := c.String("deciders")
 	if spec == "" {
@@ -116,6 +123,7 @@ func run(c *cli.Context, env *command.Env, h Hooks) error {
 		return err
 	}
 	defer db.Close()
+	command.NoteUnknownTeam(c.Context, env, "resume", db, team)
 	dbPath, _ := command.DBPath(c, env)
 	stateDir := filepath.Join(command.StateHome(env), "teamkit")
 

@@ -43,18 +43,29 @@ func build(env *command.Env) *cli.App {
 			&cli.StringFlag{Name: "task", Usage: "the task `TEXT`, placed in the briefing byte for byte"},
 			&cli.StringFlag{Name: "task-file", Usage: "read the task from `FILE` (- for stdin)"},
 			&cli.StringFlag{Name: "issue", Usage: "the GitHub issue the agent works on, `OWNER/REPO#N`"},
-			&cli.DurationFlag{Name: "timeout", Usage: "wait at most `D` for the ready mark", DefaultText: "the larger of the type's ready_timeout and 300s"},
+			timeoutFlag(),
 			&cli.StringFlag{Name: "workdir", Usage: "the agent's working `DIR` (default: the current directory)"},
 			&cli.BoolFlag{Name: "replace", Usage: "stop a live agent of the same name first"},
 		),
 		Action: func(c *cli.Context) error { return run(c, env) },
-		Commands: []*cli.Command{{
-			// The supervisor of one agent run; spawn starts it, never a user.
-			Name:   "__run",
-			Hidden: true,
-			Action: func(c *cli.Context) error { return supervise(c, env) },
-		}},
+		Commands: []*cli.Command{
+			listCommand(env),
+			logCommand(env),
+			{
+				// The supervisor of one agent run; spawn starts it, never a user.
+				Name:   "__run",
+				Hidden: true,
+				Action: func(c *cli.Context) error { return supervise(c, env) },
+			},
+		},
 	}
+}
+
+// timeoutFlag is --timeout: plain numbers are seconds, like ready_timeout.
+func timeoutFlag() cli.Flag {
+	f := command.DurationFlag("timeout", "wait at most `D` for the ready mark (60 = 60s, 10m)")
+	f.DefaultText = "the larger of the type's ready_timeout and 300s"
+	return f
 }
 
 func run(c *cli.Context, env *command.Env) error {
@@ -75,7 +86,7 @@ func run(c *cli.Context, env *command.Env) error {
 		}
 	}
 	task := c.String("task")
-	if c.Duration("timeout") < 0 {
+	if command.Duration(c, "timeout") < 0 {
 		return command.Usagef("--timeout must be positive")
 	}
 	if f := c.String("task-file"); f != "" {
@@ -112,11 +123,15 @@ func run(c *cli.Context, env *command.Env) error {
 		return err
 	}
 	defer db.Close()
+	if known, err := db.TeamKnown(c.Context, team); err == nil && !known {
+		// A new team is fine; a misspelt --team should not pass unseen.
+		fmt.Fprintf(env.Stderr, "spawn: note: team %q is new: no agents and no messages in %s yet\n", team, db.Path())
+	}
 	dbPath, _ := command.DBPath(c, env)
 
 	req := spawn.Request{
 		Type: args[0], Team: team, Name: args[1], Task: task, Issue: issue,
-		Workdir: c.String("workdir"), Timeout: c.Duration("timeout"), Replace: c.Bool("replace"),
+		Workdir: c.String("workdir"), Timeout: command.Duration(c, "timeout"), Replace: c.Bool("replace"),
 		DBPath: dbPath, StateDir: filepath.Join(command.StateHome(env), "teamkit"),
 		Environ: env.Environ(), Self: self,
 		Stdin: env.Stdin, Stdout: env.Stdout, Stderr: env.Stderr,

@@ -4,8 +4,8 @@
 //
 // It lists the team's messages still unread N minutes (default 10) after
 // they were sent — id, recipient, sender, age, first line — with what is
-// known of the recipient: never spawned, running (pid alive), or exited (with
-// its code). Exit 2 when any exist, 0 when none: built for cron
+// known of the recipient (roster.Describe): never spawned, running, ready,
+// exited (with its code), lost, or awaiting a human. Exit 2 when any exist, 0 when none: built for cron
 // ("stale myteam --min 10 || notify") and for dispatch loops.
 package stale
 
@@ -22,7 +22,7 @@ import (
 	"github.com/teamkit/teamkit/pkg/cmd/inbox"
 	"github.com/teamkit/teamkit/pkg/command"
 	"github.com/teamkit/teamkit/pkg/mailbox"
-	"github.com/teamkit/teamkit/pkg/proc"
+	"github.com/teamkit/teamkit/pkg/roster"
 )
 
 // App is the stale command.
@@ -104,12 +104,20 @@ func run(c *cli.Context, env *command.Env) error {
 	if err != nil {
 		return err
 	}
+	var asks map[string]*mailbox.Ask
+	if len(msgs) > 0 {
+		if asks, err = roster.OpenAsks(c.Context, db, team); err != nil {
+			return err
+		}
+	} else {
+		command.NoteUnknownTeam(c.Context, env, "stale", db, team)
+	}
 	// One write, not one per table cell (thousands of syscalls for a few
 	// hundred rows).
 	out := bufio.NewWriter(env.Stdout)
 	if c.Bool("json") {
 		for _, m := range msgs {
-			row := Row{Message: m.Message, AgeSeconds: int64(now.Sub(m.CreatedAt).Seconds()), Recipient: Recipient(m.Recipient), Agent: m.Recipient}
+			row := Row{Message: m.Message, AgeSeconds: int64(now.Sub(m.CreatedAt).Seconds()), Recipient: roster.Describe(m.Recipient, asks[m.To]), Agent: m.Recipient}
 			if err := command.JSON(out, row); err != nil {
 				return err
 			}
@@ -118,7 +126,7 @@ func run(c *cli.Context, env *command.Env) error {
 		tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
 		fmt.Fprintln(tw, "ID\tTO\tFROM\tAGE\tRECIPIENT\tFIRST LINE")
 		for _, m := range msgs {
-			fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\n", m.ID, m.To, m.From, Age(now.Sub(m.CreatedAt)), Recipient(m.Recipient), inbox.FirstLine(m.Body, 60))
+			fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\n", m.ID, m.To, m.From, roster.Age(now.Sub(m.CreatedAt)), roster.Describe(m.Recipient, asks[m.To]), env.Show(inbox.FirstLine(m.Body, 60)))
 		}
 		if err := tw.Flush(); err != nil {
 			return err
@@ -131,38 +139,4 @@ func run(c *cli.Context, env *command.Env) error {
 		return command.Condition()
 	}
 	return nil
-}
-
-// Recipient says, in one word plus detail, whether the recipient is slow or
-// dead: never-spawned, running pid=N, exited code=N.
-func Recipient(a *mailbox.Agent) string {
-	if a == nil {
-		return "never-spawned"
-	}
-	switch a.State {
-	case mailbox.StateExited:
-		if a.ExitCode != nil {
-			return fmt.Sprintf("exited code=%d", *a.ExitCode)
-		}
-		return "exited code=unknown"
-	case mailbox.StateFailed:
-		return "failed-to-start"
-	}
-	if proc.Alive(a.PID) {
-		return fmt.Sprintf("running pid=%d", a.PID)
-	}
-	return fmt.Sprintf("exited code=unknown pid=%d", a.PID)
-}
-
-// Age is a short duration: 45s, 12m, 3h05m, 2d04h.
-func Age(d time.Duration) string {
-	switch {
-	case d < time.Minute:
-		return fmt.Sprintf("%ds", int(d.Seconds()))
-	case d < time.Hour:
-		return fmt.Sprintf("%dm", int(d.Minutes()))
-	case d < 24*time.Hour:
-		return fmt.Sprintf("%dh%02dm", int(d.Hours()), int(d.Minutes())%60)
-	}
-	return fmt.Sprintf("%dd%02dh", int(d.Hours())/24, int(d.Hours())%24)
 }

@@ -1,0 +1,72 @@
+package command
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/urfave/cli/v2"
+)
+
+// durationValue is a flag value that reads a duration the way a user of
+// the toolkit writes one: a plain number is seconds ("--timeout 60", like
+// type.conf's ready_timeout), a number with a "d" suffix is days
+// ("--older 30d"), anything else is a Go duration ("90s", "10m", "1h30m").
+type durationValue struct{ d time.Duration }
+
+func (v *durationValue) Set(s string) error {
+	d, err := ParseDuration(s)
+	if err != nil {
+		return err
+	}
+	v.d = d
+	return nil
+}
+
+func (v *durationValue) String() string {
+	if v == nil || v.d == 0 {
+		return ""
+	}
+	return v.d.String()
+}
+
+// ParseDuration reads s as DurationFlag does: seconds when a plain number,
+// days with a "d" suffix, else a Go duration.
+func ParseDuration(s string) (time.Duration, error) {
+	s = strings.TrimSpace(s)
+	if f, err := strconv.ParseFloat(s, 64); err == nil {
+		return secondsOf(f, s, time.Second)
+	}
+	if n, ok := strings.CutSuffix(s, "d"); ok {
+		if f, err := strconv.ParseFloat(n, 64); err == nil {
+			return secondsOf(f, s, 24*time.Hour)
+		}
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil {
+		return 0, fmt.Errorf("%q is not a duration (want seconds such as 60, or 90s, 10m, 1h, 30d)", s)
+	}
+	return d, nil
+}
+
+func secondsOf(f float64, s string, unit time.Duration) (time.Duration, error) {
+	if f != f || f > float64(1<<62)/float64(unit) || f < -float64(1<<62)/float64(unit) {
+		return 0, fmt.Errorf("%q is out of range", s)
+	}
+	return time.Duration(f * float64(unit)), nil
+}
+
+// DurationFlag is a --NAME flag taking a duration as ParseDuration reads it;
+// read it back with Duration.
+func DurationFlag(name, usage string) *cli.GenericFlag {
+	return &cli.GenericFlag{Name: name, Usage: usage, Value: &durationValue{}}
+}
+
+// Duration is the value of a DurationFlag (0 when not given).
+func Duration(c *cli.Context, name string) time.Duration {
+	if v, ok := c.Generic(name).(*durationValue); ok && v != nil {
+		return v.d
+	}
+	return 0
+}

@@ -1,0 +1,134 @@
+package mailbox
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// ErrNoAgents is a broadcast to a team that has no recorded agents.
+var ErrNoAgents = errors.New("no agent of this team was ever spawned")
+
+// SendAll stores one copy of m for every agent recorded in m.Team (by name,
+// the sender itself excluded) in one transaction: every recipient gets it,
+// or none does. It returns the stored messages.
+func (d *DB) SendAll(ctx context.Context, m Message) ([]Message, error) {
+	if err := CheckBody(m.Body); err != nil {
+		return nil, err
+	}
+	m.CreatedAt = d.now().UTC()
+	var replyTo any
+	if m.ReplyTo != 0 {
+		replyTo = m.ReplyTo
+	}
+	var out []Message
+	err := d.inTx(ctx, "send to every agent", func(tx *sql.Tx) error {
+		rows, err := tx.QueryContext(ctx, `SELECT name FROM agents WHERE team = ? AND name != ? ORDER BY name`, m.Team, m.From)
+		if err != nil {
+			return err
+		}
+		var to []string
+		for rows.Next() {
+			var n string
+			if err := rows.Scan(&n); err != nil {
+				rows.Close()
+				return err
+			}
+			to = append(to, n)
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		if len(to) == 0 {
+			return fmt.Errorf("team %s: %w", m.Team, ErrNoAgents)
+		}
+		for _, n := range to {
+			c := m
+			c.To = n
+			if err := tx.QueryRowContext(ctx,
+				`INSERT INTO messages (team, sender, recipient, subject, body, preview, reply_to, created_at)
+				 VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
+				c.Team, c.From, c.To, c.Subject, c.Body, Preview(c.Body), replyTo, nanos(c.CreatedAt)).Scan(&c.ID); err != nil {
+				return err
+			}
+			out = append(out, c)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// TeamKnown reports whether team has any agent recorded or any message: a
+// team that has neither is most likely a typo.
+func (d *DB) TeamKnown(ctx context.Context, team string) (bool, error) {
+	var n int
+	err := d.db.QueryRowContext(ctx,
+		`SELECT (SELECT COUNT(*) FROM (SELECT 1 FROM agents WHERE team = ? LIMIT 1))
+		      + (SELECT COUNT(*) FROM (SELECT 1 FROM messages WHERE team = ? LIMIT 1))`, team, team).Scan(&n)
+	return n > 0, d.fail("look up team", err)
+}
+
+// AgentKnown reports whether team/name was ever spawned (has a record).
+func (d *DB) AgentKnown(ctx context.Context, team, name string) (bool, error) {
+	var n int
+	err := d.db.QueryRowContext(ctx, `SELECT COUNT(*) FROM agents WHERE team = ? AND name = ?`, team, name).Scan(&n)
+	return n > 0, d.fail("look up agent", err)
+}
+
+// Unread is how much work waits in one inbox.
+type Unread struct {
+	Count int
+	// Oldest is when the oldest unread message was sent (zero when none).
+	Oldest time.Time
+}
+
+// UnreadByRecipient counts each recipient's unread messages in team, from
+// the partial index of unread messages alone.
+func (d *DB) UnreadByRecipient(ctx context.Context, team string) (map[string]Unread, error) {
+	rows, err := d.db.QueryContext(ctx,
+		`SELECT recipient, COUNT(*), MIN(created_at) FROM messages INDEXED BY messages_unread_by_age
+		 WHERE team = ? AND read_at IS NULL GROUP BY recipient`, team)
+	if err != nil {
+		return nil, d.fail("count unread messages", err)
+	}
+	defer rows.Close()
+	out := map[string]Unread{}
+	for rows.Next() {
+		var to string
+		var u Unread
+		var oldest sql.NullInt64
+		if err := rows.Scan(&to, &u.Count, &oldest); err != nil {
+			return nil, d.fail("count unread messages", err)
+		}
+		u.Oldest = fromNanos(oldest)
+		out[to] = u
+	}
+	return out, d.fail("count unread messages", rows.Err())
+}
+
+// PruneMessages removes team's read messages sent before cutoff (never an
+// unread one) and returns how many; with dryRun it only counts them.
+func (d *DB) PruneMessages(ctx context.Context, team string, cutoff time.Time, dryRun bool) (int64, error) {
+	const where = `team = ? AND read_at IS NOT NULL AND created_at < ?`
+	if dryRun {
+		var n int64
+		err := d.db.QueryRowContext(ctx, `SELECT COUNT(*) FROM messages WHERE `+where, team, nanos(cutoff)).Scan(&n)
+		return n, d.fail("count old messages", err)
+	}
+	var n int64
+	err := d.inTx(ctx, "prune messages", func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `DELETE FROM messages WHERE `+where, team, nanos(cutoff))
+		if err != nil {
+			return err
+		}
+		n, err = res.RowsAffected()
+		return err
+	})
+	return n, err
+}

@@ -1,0 +1,45 @@
+package roster_test
+
+import (
+	"fmt"
+	"os"
+	"testing"
+
+	"github.com/teamkit/teamkit/pkg/mailbox"
+	"github.com/teamkit/teamkit/pkg/roster"
+)
+
+func TestDescribe(t *testing.T) {
+	code := 0
+	ask := &mailbox.Ask{ID: 7}
+	me := os.Getpid()
+	for _, tc := range []struct {
+		a    *mailbox.Agent
+		ask  *mailbox.Ask
+		want string
+	}{
+		{nil, nil, "never-spawned"},
+		{&mailbox.Agent{State: mailbox.StateExited, ExitCode: &code}, nil, "exited code=0"},
+		{&mailbox.Agent{State: mailbox.StateExited}, nil, "exited code=unknown"},
+		{&mailbox.Agent{State: mailbox.StateExited, ExitCode: &code}, ask, "awaiting-human ask=7"},
+		{&mailbox.Agent{State: mailbox.StateFailed}, nil, "failed-to-start"},
+		{&mailbox.Agent{State: mailbox.StateRunning, PID: me}, nil, fmt.Sprintf("running pid=%d", me)},
+		{&mailbox.Agent{State: mailbox.StateRunning, PID: me}, ask, fmt.Sprintf("running pid=%d", me)},
+		{&mailbox.Agent{State: mailbox.StateReady, PID: me}, nil, fmt.Sprintf("ready pid=%d", me)},
+		{&mailbox.Agent{State: mailbox.StateRunning, PID: 0}, nil, "lost pid=0"},
+		{&mailbox.Agent{State: mailbox.StateReady, PID: 0}, ask, "awaiting-human ask=7"},
+	} {
+		if got := roster.Describe(tc.a, tc.ask); got != tc.want {
+			t.Errorf("Describe(%+v, %v) = %q, want %q", tc.a, tc.ask, got, tc.want)
+		}
+	}
+}
+
+func TestRunStarted(t *testing.T) {
+	if got := roster.RunStarted("20261202T140721Z-fded44e2"); got.Format("2006-01-02 15:04:05") != "2026-12-02 14:07:21" {
+		t.Errorf("RunStarted = %v", got)
+	}
+	if got := roster.RunStarted("r1"); !got.IsZero() {
+		t.Errorf("RunStarted(r1) = %v, want zero", got)
+	}
+}

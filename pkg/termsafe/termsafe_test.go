@@ -1,0 +1,40 @@
+package termsafe
+
+import (
+	"encoding/json"
+	"testing"
+)
+
+func TestEscape(t *testing.T) {
+	for in, want := range map[string]string{
+		"plain text\n\tindented":       "plain text\n\tindented",
+		"\x1b]0;pwned\x07":             `^[]0;pwned^G`,
+		"\x1b[2J\x1b[H":                `^[[2J^[[H`,
+		"over\rwrite":                  `over^Mwrite`,
+		"del\x7f":                      `del^?`,
+		"c1 \u009b31m":                 `c1 \u009b31m`,
+		"abc\u202edcba":                `abc\u202edcba`,
+		"\u2066iso\u2069 \u200f\u061c": `\u2066iso\u2069 \u200f\u061c`,
+		"é ü 日本":                       "é ü 日本",
+	} {
+		if got := Escape(in); got != want {
+			t.Errorf("Escape(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func TestEscapeJSON(t *testing.T) {
+	js, _ := json.Marshal(map[string]string{"body": "evil\u202etxt.exe \u2067x \u009b"})
+	got := EscapeJSON(js)
+	if want := `{"body":"evil\u202etxt.exe \u2067x \u009b"}`; string(got) != want {
+		t.Errorf("EscapeJSON = %s, want %s", got, want)
+	}
+	var back map[string]string
+	if err := json.Unmarshal(got, &back); err != nil || back["body"] != "evil\u202etxt.exe \u2067x \u009b" {
+		t.Errorf("round trip = %q, %v", back["body"], err)
+	}
+	plain := []byte(`{"body":"日本 — ok"}`)
+	if got := EscapeJSON(plain); string(got) != string(plain) {
+		t.Errorf("EscapeJSON changed %s to %s", plain, got)
+	}
+}
