@@ -5,8 +5,10 @@ go 1.26.7
 require (
 	github.com/cli/go-gh/v2 v2.17.0
 	github.com/gofrs/flock v0.13.2
+	github.com/gorilla/websocket v1.5.3
 	github.com/hashicorp/go-retryablehttp v0.7.8
 	github.com/rogpeppe/go-internal v1.16.0
+	github.com/slack-go/slack v0.36.0
 	github.com/urfave/cli/v2 v2.27.7
 	golang.org/x/term v0.47.0
 	modernc.org/sqlite v1.62.0

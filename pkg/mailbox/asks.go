@@ -43,6 +43,11 @@ type Ask struct {
 	CommentURL string `json:"comment_url"`
 	PostError  string `json:"post_error"`
 	ResumedRun string `json:"resumed_run"`
+	// The Slack message that mirrors the question ("" until posted), and
+	// why posting it failed.
+	SlackChannel string `json:"slack_channel"`
+	SlackTS      string `json:"slack_ts"`
+	SlackError   string `json:"slack_error"`
 }
 
 // Decision is what a human said.
@@ -54,13 +59,15 @@ type Decision struct {
 }
 
 const askCols = `id, team, agent, run, issue, kind, question, state, answer, decided_by, decision,
-	created_at, answered_at, source, comment_id, comment_url, post_error, resumed_run`
+	created_at, answered_at, source, comment_id, comment_url, post_error, resumed_run,
+	slack_channel, slack_ts, slack_error`
 
 func scanAsk(r rowScanner) (Ask, error) {
 	var a Ask
 	var created, answered sql.NullInt64
 	err := r.Scan(&a.ID, &a.Team, &a.Agent, &a.Run, &a.Issue, &a.Kind, &a.Question, &a.State, &a.Answer,
-		&a.DecidedBy, &a.Decision, &created, &answered, &a.Source, &a.CommentID, &a.CommentURL, &a.PostError, &a.ResumedRun)
+		&a.DecidedBy, &a.Decision, &created, &answered, &a.Source, &a.CommentID, &a.CommentURL, &a.PostError, &a.ResumedRun,
+		&a.SlackChannel, &a.SlackTS, &a.SlackError)
 	a.CreatedAt, a.AnsweredAt = fromNanos(created), fromNanos(answered)
 	return a, err
 }

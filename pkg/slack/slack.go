@@ -1,0 +1,185 @@
+// Package slack is teamkit's Slack channel, on github.com/slack-go/slack:
+// the Web API calls that mirror an ask into a channel (auth.test,
+// chat.postMessage, conversations.history to never post twice), and a
+// Socket-Mode listener that turns the reactions and thread replies people
+// add to those messages into Events for resume to judge.
+//
+// It knows nothing of asks or who may answer: pkg/escalate decides that.
+// Tokens are only ever handed to slack-go, which sends them to the API
+// base; no error or log line here carries one.
+package slack
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	slackgo "github.com/slack-go/slack"
+)
+
+// DefaultAPIURL is Slack's Web API base.
+const DefaultAPIURL = "https://slack.com/api/"
+
+// MetadataType is the event_type of the message metadata teamkit attaches to
+// every question it posts, so that a later post can find an earlier one.
+const MetadataType = "teamkit_ask"
+
+// Options configure a Client.
+type Options struct {
+	// BotToken (xoxb-…) posts and reads the channel; AppToken (xapp-…,
+	// with connections:write) opens Socket-Mode connections. Either may be
+	// empty when its side is not used.
+	BotToken, AppToken string
+	// APIURL is the Web API base ("" for DefaultAPIURL).
+	APIURL string
+	// HTTPClient is the transport (nil: a fresh one).
+	HTTPClient *http.Client
+}
+
+// Client talks to one Slack workspace.
+type Client struct {
+	api  *slackgo.Client // the bot token's calls, with the retry policy
+	app  *slackgo.Client // Socket Mode: its reconnect loop is the only retry
+	base string
+}
+
+// ErrNoToken: the side asked for has no token.
+var ErrNoToken = errors.New("no Slack token")
+
+// New makes a client. The API URL must be http(s); it gets a trailing slash,
+// which slack-go needs.
+func New(o Options) (*Client, error) {
+	base := o.APIURL
+	if base == "" {
+		base = DefaultAPIURL
+	}
+	u, err := url.Parse(base)
+	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
+		return nil, fmt.Errorf("TEAMKIT_SLACK_API_URL %q is not an http(s) URL", base)
+	}
+	if !strings.HasSuffix(base, "/") {
+		base += "/"
+	}
+	hc := o.HTTPClient
+	if hc == nil {
+		hc = &http.Client{Timeout: 30 * time.Second}
+	}
+	quiet := log.New(io.Discard, "", 0)
+	common := []slackgo.Option{slackgo.OptionAPIURL(base), slackgo.OptionHTTPClient(hc), slackgo.OptionLog(quiet)}
+	c := &Client{base: base}
+	c.api = slackgo.New(o.BotToken, append(common, slackgo.OptionRetryConfig(retryConfig()))...)
+	c.app = slackgo.New(o.BotToken, append(common, slackgo.OptionAppLevelToken(o.AppToken))...)
+	return c, nil
+}
+
+// BaseURL is the API base in use.
+func (c *Client) BaseURL() string { return c.base }
+
+// Identity is who the bot token is (auth.test).
+type Identity struct {
+	UserID, BotID, TeamID string
+}
+
+// Identity calls auth.test.
+func (c *Client) Identity(ctx context.Context) (Identity, error) {
+	r, err := c.api.AuthTestContext(ctx)
+	if err != nil {
+		return Identity{}, apiError("auth.test", err)
+	}
+	return Identity{UserID: r.UserID, BotID: r.BotID, TeamID: r.TeamID}, nil
+}
+
+// Meta is the machine-readable part of a posted question.
+type Meta struct {
+	AskID int64
+	Team  string
+	Agent string
+	Run   string
+}
+
+func (m Meta) metadata() slackgo.SlackMetadata {
+	return slackgo.SlackMetadata{EventType: MetadataType, EventPayload: map[string]any{
+		"ask_id": strconv.FormatInt(m.AskID, 10), "team": m.Team, "agent": m.Agent, "run": m.Run,
+	}}
+}
+
+func (m Meta) matches(md slackgo.SlackMetadata) bool {
+	if md.EventType != MetadataType {
+		return false
+	}
+	p := md.EventPayload
+	s := func(k string) string { v, _ := p[k].(string); return v }
+	return s("ask_id") == strconv.FormatInt(m.AskID, 10) && s("team") == m.Team && s("agent") == m.Agent && s("run") == m.Run
+}
+
+// Posted is a message in a channel.
+type Posted struct {
+	Channel string // the channel ID Slack answered with
+	TS      string
+}
+
+// Post sends text (Slack mrkdwn, already escaped by the caller) to channel
+// with chat.postMessage, with m as its metadata. Links and media are not
+// unfurled: the question is the agent's text, and must not fetch URLs.
+func (c *Client) Post(ctx context.Context, channel, text string, m Meta) (Posted, error) {
+	ch, ts, err := c.api.PostMessageContext(ctx, channel,
+		slackgo.MsgOptionText(text, false),
+		slackgo.MsgOptionMetadata(m.metadata()),
+		slackgo.MsgOptionDisableLinkUnfurl(),
+		slackgo.MsgOptionDisableMediaUnfurl(),
+	)
+	if err != nil {
+		return Posted{}, apiError("chat.postMessage", err)
+	}
+	return Posted{Channel: ch, TS: ts}, nil
+}
+
+// FindPosted looks in channel's history since since for a message the bot
+// botID posted with metadata m: an earlier Post may have reached Slack
+// even though it reported a failure. It reads at most a few pages.
+func (c *Client) FindPosted(ctx context.Context, channel, botID string, since time.Time, m Meta) (Posted, bool, error) {
+	p := &slackgo.GetConversationHistoryParameters{ChannelID: channel, Limit: 200, IncludeAllMetadata: true}
+	if !since.IsZero() {
+		p.Oldest = fmt.Sprintf("%d.000000", since.Unix())
+	}
+	for page := 0; page < 5; page++ {
+		r, err := c.api.GetConversationHistoryContext(ctx, p)
+		if err != nil {
+			return Posted{}, false, apiError("conversations.history", err)
+		}
+		for _, msg := range r.Messages {
+			if msg.BotID != "" && msg.BotID == botID && m.matches(msg.Metadata) {
+				return Posted{Channel: channel, TS: msg.Timestamp}, true, nil
+			}
+		}
+		if !r.HasMore || r.ResponseMetaData.NextCursor == "" {
+			break
+		}
+		p.Cursor = r.ResponseMetaData.NextCursor
+	}
+	return Posted{}, false, nil
+}
+
+// apiError names the method and says what Slack said, never more (slack-go
+// errors carry no token, but a transport error carries the URL, which is
+// only the API base and method).
+func apiError(method string, err error) error {
+	var rl *slackgo.RateLimitedError
+	var sc slackgo.StatusCodeError
+	switch {
+	case errors.As(err, &rl):
+		return fmt.Errorf("slack %s: rate limited (retry after %s)", method, rl.RetryAfter)
+	case errors.As(err, &sc):
+		return fmt.Errorf("slack %s: HTTP %d", method, sc.Code)
+	}
+	return fmt.Errorf("slack %s: %w", method, err)
+}
+
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
