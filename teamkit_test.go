@@ -86,6 +86,7 @@ func TestScripts(t *testing.T) {
 			e.Setenv("GH_TOKEN", githubtest.DefaultToken)
 			e.Setenv("GH_PATH", filepath.Join(work, "no-gh"))
 			e.Setenv("GH_CONFIG_DIR", filepath.Join(work, "gh-config"))
+			setupSlack(e)
 			e.Values[varsKey{}] = append([]string(nil), e.Vars...)
 			return nil
 		},
@@ -97,6 +98,7 @@ func TestScripts(t *testing.T) {
 			"parallel":  parallel,
 			"fenced":    fenced,
 			"pty":       ptyCmd,
+			"slackfake": slackFake,
 		},
 	})
 }

@@ -51,7 +51,16 @@ func Fold(task string, a mailbox.Ask, intent time.Time) string {
 	by := safeLogin(a.DecidedBy)
 	label := fence.Label{Source: "local answer (ask answer)", Where: "teamkit ask " + fmt.Sprint(a.ID), Author: by}
 	where := "locally, with `ask answer`"
-	if a.Source != SourceLocal {
+	switch {
+	case strings.HasPrefix(a.Source, SlackSourcePrefix):
+		channel, thread, reply := slackSource(a.Source)
+		where = fmt.Sprintf("in Slack (channel %s, thread %s)", channel, thread)
+		label = fence.Label{Source: "Slack thread reply", Where: fmt.Sprintf("channel %s thread %s reply %s", channel, thread, reply), Author: by}
+		if a.Kind == mailbox.KindApproval {
+			where = fmt.Sprintf("in Slack, with a reaction on the question (channel %s, message %s)", channel, thread)
+			label = fence.Label{Source: "Slack reaction", Where: fmt.Sprintf("channel %s message %s", channel, thread), Author: by}
+		}
+	case a.Source != SourceLocal:
 		url := safeURL(a.Source)
 		label = fence.Label{Source: "GitHub issue comment", Where: strings.TrimSpace(a.Issue + " " + url), Author: by}
 		where = "on GitHub (" + strings.TrimSpace(a.Issue+" "+url) + ")"
@@ -89,6 +98,31 @@ func Fold(task string, a mailbox.Ask, intent time.Time) string {
 			"or stop if nothing else can be done.\n")
 	}
 	return b.String()
+}
+
+// slackSource reads "slack:CHANNEL/THREAD[/REPLY]", keeping only the
+// characters of Slack IDs and timestamps.
+func slackSource(src string) (channel, thread, reply string) {
+	parts := strings.SplitN(strings.TrimPrefix(src, SlackSourcePrefix), "/", 3)
+	for len(parts) < 3 {
+		parts = append(parts, "")
+	}
+	keep := func(s string) string {
+		var b strings.Builder
+		for _, r := range s {
+			if r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '.' {
+				b.WriteRune(r)
+			}
+			if b.Len() >= 32 {
+				break
+			}
+		}
+		if b.Len() == 0 {
+			return "-"
+		}
+		return b.String()
+	}
+	return keep(parts[0]), keep(parts[1]), keep(parts[2])
 }
 
 // safeLogin keeps only login characters, so a name from a local $USER or a

@@ -105,6 +105,17 @@ type Resumer struct {
 	// Sleep waits between --watch passes (default: a timer that ends
 	// early with ctx).
 	Sleep func(ctx context.Context, d time.Duration) error
+	// Wake ends Watch's wait early: the Slack listener signals it when it
+	// stored an event, so a ✅ is acted on now, not an interval later.
+	Wake <-chan struct{}
+
+	// Slack makes the Web API client that posts what a failed ask could
+	// not, into SlackChannel; nil when no bot token and channel are set.
+	Slack        func() (Slack, error)
+	SlackChannel string
+	// SlackPeople resolves who may answer in Slack; called once per pass
+	// (like Deciders). Nil means nobody.
+	SlackPeople func() (SlackPeople, error)
 
 	gh     GitHub
 	viewer string
@@ -221,10 +232,27 @@ func (r *Resumer) Watch(ctx context.Context, interval time.Duration) error {
 				r.note("pass failed; next pass in %s", wait)
 			}
 		}
-		if err := sleep(ctx, wait); err != nil || ctx.Err() != nil {
+		r.sleepOrWake(ctx, sleep, wait)
+		if ctx.Err() != nil {
 			return nil
 		}
 	}
+}
+
+// sleepOrWake waits d, or until ctx ends or Wake fires.
+func (r *Resumer) sleepOrWake(ctx context.Context, sleep func(context.Context, time.Duration) error, d time.Duration) {
+	sctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	if r.Wake != nil {
+		go func() {
+			select {
+			case <-r.Wake:
+				cancel()
+			case <-sctx.Done():
+			}
+		}()
+	}
+	sleep(sctx, d)
 }
 
 // Sleep waits d, or until ctx ends. It is Watch's default wait between
@@ -265,6 +293,14 @@ type pass struct {
 	ghErr       error
 	ghReported  bool
 	authors     map[string]string
+
+	slackPeople SlackPeople
+	// slackPeopleErr: a Slack list could not be read; nothing from Slack
+	// counts this pass.
+	slackPeopleErr error
+	slack          Slack
+	slackErr       error
+	slackReported  bool
 }
 
 func (p *pass) fail(a mailbox.Ask, err error) {
@@ -298,6 +334,15 @@ func (r *Resumer) Pass(ctx context.Context) error {
 			p.failures++
 			r.note("error: deciders: %s; no approval can be decided until it is fixed", oneLine(p.decidersErr.Error()))
 			p.deciders = Deciders{}
+		}
+	}
+
+	if r.SlackPeople != nil {
+		p.slackPeople, p.slackPeopleErr = r.SlackPeople()
+		if p.slackPeopleErr != nil {
+			p.failures++
+			r.note("error: slack: %s; nothing said in Slack counts until it is fixed", oneLine(p.slackPeopleErr.Error()))
+			p.slackPeople = SlackPeople{}
 		}
 	}
 
@@ -346,7 +391,11 @@ func (r *Resumer) Pass(ctx context.Context) error {
 		return err
 	}
 	for _, a := range awaiting {
-		if a.Issue == "" {
+		claimed, err := p.fromSlack(a)
+		if err != nil {
+			return err
+		}
+		if claimed || a.Issue == "" {
 			continue // the local channel: it waits for ask answer
 		}
 		if err := p.github(a); err != nil {
@@ -709,6 +758,9 @@ func (p *pass) respawnFailed(a mailbox.Ask, cause error) error {
 func (p *pass) settle(a mailbox.Ask, res Resumed) error {
 	db, ctx := p.r.DB, context.WithoutCancel(p.ctx)
 	if _, err := db.SetAskResumed(ctx, a.ID, res.Run); err != nil {
+		return err
+	}
+	if err := db.ClearSlackEvents(ctx, a.ID); err != nil {
 		return err
 	}
 	if err := db.ClearResumeIntent(ctx, a.ID); err != nil {

@@ -32,21 +32,41 @@ var validLogin = regexp.MustCompile(`^[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})(?:\[bot\
 // that cannot be read, or an entry that is not a GitHub login, is an error:
 // the caller must then treat the list as absent (fail closed).
 func ParseDeciders(spec string, readFile func(string) ([]byte, error)) (Deciders, error) {
+	return parseList(spec, readFile, "deciders", "a GitHub login", func(e string) (string, bool) {
+		login := strings.TrimPrefix(e, "@")
+		return login, validLogin.MatchString(login)
+	})
+}
+
+// slackUser is a Slack user ID: U… (or W… in an Enterprise Grid).
+var slackUser = regexp.MustCompile(`^[UW][A-Z0-9]{2,20}$`)
+
+// ParseSlackUsers reads a list of Slack user IDs (TEAMKIT_SLACK_DECIDERS,
+// TEAMKIT_SLACK_ANSWERERS) with the rules of ParseDeciders: "" is no list,
+// "@FILE" one ID per line, else comma-separated. Names are not IDs: a
+// display name can be changed by its owner, an ID cannot.
+func ParseSlackUsers(what, spec string, readFile func(string) ([]byte, error)) (Deciders, error) {
+	return parseList(spec, readFile, what, "a Slack user ID (U…, from the profile's \"Copy member ID\")", func(e string) (string, bool) {
+		return e, slackUser.MatchString(e)
+	})
+}
+
+func parseList(spec string, readFile func(string) ([]byte, error), what, want string, check func(string) (string, bool)) (Deciders, error) {
 	spec = strings.TrimSpace(spec)
 	if spec == "" {
 		return Deciders{}, nil
 	}
 	var entries []string
-	origin := "deciders list"
+	origin := what + " list"
 	if path, ok := strings.CutPrefix(spec, "@"); ok {
 		if path == "" {
-			return Deciders{}, fmt.Errorf("deciders list %q: @ must be followed by a file name", spec)
+			return Deciders{}, fmt.Errorf("%s list %q: @ must be followed by a file name", what, spec)
 		}
 		data, err := readFile(path)
 		if err != nil {
-			return Deciders{}, fmt.Errorf("read deciders file: %w", err)
+			return Deciders{}, fmt.Errorf("read %s file: %w", what, err)
 		}
-		origin = "deciders file " + path
+		origin = what + " file " + path
 		for _, line := range strings.Split(string(data), "\n") {
 			if i := strings.IndexByte(line, '#'); i >= 0 {
 				line = line[:i]
@@ -64,13 +84,35 @@ func ParseDeciders(spec string, readFile func(string) ([]byte, error)) (Deciders
 	}
 	d := Deciders{logins: map[string]bool{}, Configured: true}
 	for _, e := range entries {
-		login := strings.TrimPrefix(e, "@")
-		if !validLogin.MatchString(login) {
-			return Deciders{}, fmt.Errorf("%s: %q is not a GitHub login", origin, e)
+		id, ok := check(e)
+		if !ok {
+			return Deciders{}, fmt.Errorf("%s: %q is not %s", origin, e, want)
 		}
-		d.logins[strings.ToLower(login)] = true
+		d.logins[strings.ToLower(id)] = true
 	}
 	return d, nil
+}
+
+// Union is everyone in d or e; it is configured when either is.
+func (d Deciders) Union(e Deciders) Deciders {
+	u := Deciders{logins: map[string]bool{}, Configured: d.Configured || e.Configured}
+	for k := range d.logins {
+		u.logins[k] = true
+	}
+	for k := range e.logins {
+		u.logins[k] = true
+	}
+	return u
+}
+
+// IDs lists the members, sorted (upper-cased: Slack IDs are).
+func (d Deciders) IDs() []string {
+	var out []string
+	for k := range d.logins {
+		out = append(out, strings.ToUpper(k))
+	}
+	sort.Strings(out)
+	return out
 }
 
 // Has reports whether login is a decider.

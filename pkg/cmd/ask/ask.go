@@ -43,7 +43,8 @@ func build(env *command.Env) *cli.App {
 		Description: "Inside an agent started by spawn, the team, name, run and issue come from $TEAMKIT_TEAM, $TEAMKIT_AGENT,\n" +
 			"$TEAMKIT_RUN and $TEAMKIT_ISSUE. The question is read from stdin when absent or '-'.\n" +
 			"GitHub: API base $GITHUB_API_URL, token $GH_TOKEN, $GITHUB_TOKEN or the gh login.\n" +
-			"Slack mirror (optional): $TEAMKIT_SLACK_WEBHOOK.\n" +
+			"Slack (optional): $TEAMKIT_SLACK_BOT_TOKEN and $TEAMKIT_SLACK_CHANNEL post the question (its thread and\n" +
+			"reactions answer it, through resume --watch); $TEAMKIT_SLACK_WEBHOOK mirrors it one way. A Slack failure is a warning.\n" +
 			"Exit status: 0 recorded (and posted), 1 failure (the ask stays recorded), 64 usage error.",
 		Flags: command.Common(
 			&cli.StringFlag{Name: "team", Usage: "team `T` (default $TEAMKIT_TEAM)"},
@@ -173,6 +174,7 @@ func runAsk(c *cli.Context, env *command.Env) error {
 			return errors.Join(postErr, err)
 		}
 	}
+	a = mirrorSlack(c.Context, env, db, a, created)
 	if hook := env.Getenv("TEAMKIT_SLACK_WEBHOOK"); hook != "" && created {
 		if err := escalate.MirrorSlack(c.Context, &http.Client{}, hook, a); err != nil {
 			fmt.Fprintf(env.Stderr, "ask: warning: %s (the ask itself is fine)\n", oneLine(err.Error()))
@@ -189,9 +191,12 @@ func runAsk(c *cli.Context, env *command.Env) error {
 		return command.WithHint(postErr, hint)
 	}
 	if a.State == mailbox.AskAwaiting {
-		if a.Issue == "" {
+		switch {
+		case a.Issue == "" && a.SlackTS != "":
+			fmt.Fprintf(env.Stderr, "ask: posted to Slack channel %s; a person answers there or with 'ask answer %d'. Exit now: the answer comes back in a fresh spawn.\n", a.SlackChannel, a.ID)
+		case a.Issue == "":
 			fmt.Fprintf(env.Stderr, "ask: recorded on the local channel; a person answers with 'ask answer %d'. Exit now: the answer comes back in a fresh spawn.\n", a.ID)
-		} else {
+		default:
 			fmt.Fprintf(env.Stderr, "ask: posted to %s. Exit now: the answer comes back in a fresh spawn.\n", a.Issue)
 		}
 	}
@@ -211,6 +216,12 @@ func printAsk(c *cli.Context, env *command.Env, a mailbox.Ask) error {
 			comment = "-"
 		}
 		kv = append(kv, "channel", "github", "issue", a.Issue, "comment", comment)
+	}
+	switch {
+	case a.SlackTS != "":
+		kv = append(kv, "slack", a.SlackChannel, "slack_ts", a.SlackTS)
+	case a.SlackError != "":
+		kv = append(kv, "slack", "failed")
 	}
 	if a.State == mailbox.AskAnswered {
 		kv = append(kv, "decision", a.Decision, "by", a.DecidedBy)
@@ -258,6 +269,14 @@ func runList(c *cli.Context, env *command.Env) error {
 			channel = a.Issue + " (post failed: " + inbox.FirstLine(a.PostError, 60) + ")"
 		case a.Issue != "":
 			channel = a.Issue + " (not posted)"
+		}
+		switch {
+		case a.SlackTS != "" && a.Issue == "":
+			channel = "slack " + a.SlackChannel
+		case a.SlackTS != "":
+			channel += " + slack " + a.SlackChannel
+		case a.SlackError != "":
+			channel += " (slack post failed: " + inbox.FirstLine(a.SlackError, 60) + ")"
 		}
 		decision := "-"
 		if a.State == mailbox.AskAnswered {

@@ -63,12 +63,16 @@ func build(env *command.Env, h Hooks) *cli.App {
 		ArgsUsage: "<team>",
 		Description: "Deciders (who may approve): --deciders or $TEAMKIT_DECIDERS, comma-separated GitHub logins or @FILE\n" +
 			"(one login per line). GitHub: API base $GITHUB_API_URL, token $GH_TOKEN, $GITHUB_TOKEN or the gh login.\n" +
+			"Slack: with $TEAMKIT_SLACK_APP_TOKEN, --watch also listens over Socket Mode; a thread reply from\n" +
+			"$TEAMKIT_SLACK_ANSWERERS or the Slack deciders answers a question, only a ✅/❌ reaction from\n" +
+			"--slack-deciders or $TEAMKIT_SLACK_DECIDERS (Slack user IDs, a,b or @FILE) decides an approval.\n" +
 			"Exit status: 0 pass done (also when paused or when another resume of the team is running),\n" +
 			"1 failure (each reported on one line; every ask concerned stays awaiting), 64 usage error.",
 		Flags: command.Common(
 			&cli.BoolFlag{Name: "watch", Usage: "run a pass every --interval until interrupted"},
 			&cli.DurationFlag{Name: "interval", Value: DefaultInterval, Usage: "time `D` between --watch passes"},
 			&cli.StringFlag{Name: "deciders", Usage: "`LOGINS` (comma-separated) or @FILE who may approve (default $TEAMKIT_DECIDERS)"},
+			&cli.StringFlag{Name: "slack-deciders", Usage: "Slack user `IDS` (comma-separated) or @FILE who may approve in Slack (default $TEAMKIT_SLACK_DECIDERS)"},
 		),
 		Action: func(c *cli.Context) error { return run(c, env, h) },
 		Commands: []*cli.Command{
@@ -118,6 +122,14 @@ func run(c *cli.Context, env *command.Env, h Hooks) error {
 			return &command.Error{Code: command.ExitUsage, Err: fmt.Errorf("--deciders: %w", err)}
 		}
 	}
+	slackSpec := c.String("slack-deciders")
+	if slackSpec == "" {
+		slackSpec = env.Getenv(escalate.EnvSlackDeciders)
+	} else if !strings.HasPrefix(slackSpec, "@") {
+		if _, err := escalate.ParseSlackUsers("Slack deciders", slackSpec, nil); err != nil {
+			return &command.Error{Code: command.ExitUsage, Err: fmt.Errorf("--slack-deciders: %w", err)}
+		}
+	}
 	db, err := command.OpenMailbox(c.Context, c, env)
 	if err != nil {
 		return err
@@ -144,14 +156,22 @@ func run(c *cli.Context, env *command.Env, h Hooks) error {
 		Prefix:   "resume",
 		Crash:    h.Crash,
 	}
+	ctx, abort := context.WithCancel(c.Context)
+	defer abort()
+	stopSlack := setupSlack(ctx, abort, env, db, r, slackSpec, c.Bool("watch"))
 	if c.Bool("watch") {
 		r.Sleep = func(ctx context.Context, d time.Duration) error {
 			stop := command.Progress(env, fmt.Sprintf("resume: watching team %s; next pass in %s, waited", team, d))
 			defer stop()
 			return escalate.Sleep(ctx, d)
 		}
-		return r.Watch(c.Context, interval)
+		err := r.Watch(ctx, interval)
+		if serr := stopSlack(); serr != nil {
+			return command.WithHint(serr, "check "+escalate.EnvSlackAppToken+": an app-level token (xapp-…) with connections:write, of an app with Socket Mode on")
+		}
+		return err
 	}
+	stopSlack()
 	err = r.Once(c.Context)
 	var failed *escalate.FailedError
 	switch {
