@@ -19,7 +19,7 @@ demo: install
 test:
 	$(GO) vet ./...
 	$(GO) test -count=1 ./...
-	$(GO) test -count=1 -race -short ./pkg/mailbox/ ./pkg/escalate/ ./pkg/spawn/ ./pkg/github/... ./pkg/command/
+	$(GO) test -count=1 -race -short ./pkg/mailbox/ ./pkg/escalate/ ./pkg/spawn/ ./pkg/github/... ./pkg/slack/... ./pkg/command/
 
 # The figures in docs/BENCHMARKS.md come from these.
 bench: install

@@ -137,6 +137,12 @@ func TestSafeValues(t *testing.T) {
 // module. Only fold.go may import the fence package; only Fold may read an
 // ask's Answer (outside the mailbox package, which stores it); and every
 // re-spawn's task in this package is a call to Fold.
+//
+// Slack text takes one way too: a reply's Text is read only where Slack's
+// event becomes a teamkit Event (FromEvent), where that is stored
+// (SlackHandler), where a stored reply becomes the recorded answer
+// (FindSlackAnswer), and, for a local answer, where it is recorded
+// (AnswerLocal); from the record, only Fold reads it.
 func TestOnlyFoldFencesHumanText(t *testing.T) {
 	root, err := filepath.Abs("../..")
 	if err != nil {
@@ -147,6 +153,14 @@ func TestOnlyFoldFencesHumanText(t *testing.T) {
 	}
 	const fenceImport = "github.com/teamkit/teamkit/pkg/fence"
 	const foldFile = "pkg/escalate/fold.go"
+	// Where a human's Text may be read, by file and function.
+	textReaders := map[string]bool{
+		"pkg/slack/listen.go FromEvent":         true,
+		"pkg/escalate/slack.go SlackHandler":    true,
+		"pkg/escalate/slack.go FindSlackAnswer": true,
+		"pkg/escalate/ask.go AnswerLocal":       true,
+	}
+	seen := map[string]bool{}
 	fset := token.NewFileSet()
 	files := 0
 	err = filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
@@ -169,6 +183,9 @@ func TestOnlyFoldFencesHumanText(t *testing.T) {
 			return err
 		}
 		files++
+		seen[rel] = true
+		textScoped := (strings.HasPrefix(rel, "pkg/slack/") && !strings.HasPrefix(rel, "pkg/slack/slacktest/")) ||
+			strings.HasPrefix(rel, "pkg/escalate/") || strings.HasPrefix(rel, "pkg/cmd/")
 		for _, imp := range f.Imports {
 			if p, _ := strconv.Unquote(imp.Path.Value); p == fenceImport && rel != foldFile {
 				t.Errorf("%s imports the fence package; only %s may", rel, foldFile)
@@ -185,6 +202,9 @@ func TestOnlyFoldFencesHumanText(t *testing.T) {
 				case *ast.SelectorExpr:
 					if n.Sel.Name == "Answer" && !strings.HasPrefix(rel, "pkg/mailbox/") && (rel != foldFile || funcName != "Fold") {
 						t.Errorf("%s: %s reads .Answer; only Fold may place an answer in a briefing", fset.Position(n.Pos()), orTop(funcName))
+					}
+					if n.Sel.Name == "Text" && textScoped && !textReaders[rel+" "+funcName] {
+						t.Errorf("%s: %s reads .Text; human text from Slack (or a local answer) is read only by %v", fset.Position(n.Pos()), orTop(funcName), textReaders)
 					}
 					if x, ok := n.X.(*ast.Ident); ok && x.Name == "fence" && (rel != foldFile || funcName != "Fold") {
 						t.Errorf("%s: %s uses fence.%s; only Fold may", fset.Position(n.Pos()), orTop(funcName), n.Sel.Name)
@@ -212,6 +232,11 @@ func TestOnlyFoldFencesHumanText(t *testing.T) {
 	}
 	if files < 20 {
 		t.Fatalf("scanned only %d files; is the module root right?", files)
+	}
+	for _, f := range []string{"pkg/slack/listen.go", "pkg/slack/slack.go", "pkg/escalate/slack.go", "pkg/cmd/resume/slack.go", "pkg/cmd/ask/slack.go"} {
+		if !seen[f] {
+			t.Errorf("the scan never saw %s: the Slack code must be covered", f)
+		}
 	}
 }
 

@@ -62,6 +62,9 @@ func parseList(spec string, readFile func(string) ([]byte, error), what, want st
 		if path == "" {
 			return Deciders{}, fmt.Errorf("%s list %q: @ must be followed by a file name", what, spec)
 		}
+		if readFile == nil {
+			return Deciders{}, fmt.Errorf("%s list %q: no file can be read here", what, spec)
+		}
 		data, err := readFile(path)
 		if err != nil {
 			return Deciders{}, fmt.Errorf("read %s file: %w", what, err)
