@@ -5,10 +5,19 @@ ifeq ($(GOBIN),)
 GOBIN   := $(shell $(GO) env GOPATH)/bin
 endif
 
-.PHONY: install demo test bench fuzz
+.PHONY: install demo test bench fuzz docs
+
+# The version --version prints: the tag or commit of this checkout.
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null)
+LDFLAGS := -X github.com/teamkit/teamkit/pkg/command.version=$(VERSION)
 
 install:
-	$(GO) install ./cmd/...
+	$(GO) install -ldflags "$(LDFLAGS)" ./cmd/...
+
+# Man pages (docs/man) and bash/zsh/fish completions (completions/), made
+# from the commands' definitions; TestGeneratedDocs checks they are current.
+docs:
+	$(GO) run ./scripts/gendocs
 
 demo: install
 	PATH="$(GOBIN):$$PATH" sh scripts/demo.sh

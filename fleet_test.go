@@ -2,6 +2,7 @@ package teamkit_test
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -10,9 +11,13 @@ import (
 	"path/filepath"
 	"strings"
 	"syscall"
+	"testing"
+	"time"
 	"unsafe"
 
 	"github.com/rogpeppe/go-internal/testscript"
+
+	"github.com/teamkit/teamkit/pkg/command"
 )
 
 // scriptEnviron is the script's environment as a list, for commands the
@@ -126,4 +131,45 @@ func openPTY() (master, slave *os.File, err error) {
 		return nil, nil, err
 	}
 	return master, slave, nil
+}
+
+// The committed man pages and completions are what `make docs` makes from
+// the commands' current definitions.
+func TestGeneratedDocs(t *testing.T) {
+	for name, app := range commands {
+		docs, err := command.Docs(name, app)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for path, want := range docs {
+			got, err := os.ReadFile(path)
+			if err != nil || string(got) != want {
+				t.Errorf("%s is missing or out of date (%v): run make docs", path, err)
+			}
+		}
+	}
+}
+
+// Every command and every verb has an example in its --help, and a usage
+// line that names only what exists.
+func TestHelpExamples(t *testing.T) {
+	for name, app := range commands {
+		helps := [][]string{{"--help"}}
+		for _, verb := range command.Verbs(app) {
+			helps = append(helps, []string{verb, "--help"})
+		}
+		for _, args := range helps {
+			var out, errb bytes.Buffer
+			env := &command.Env{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errb,
+				Getenv: func(string) string { return "" }, Environ: os.Environ, Now: time.Now}
+			code := command.Run(context.Background(), app, env, append([]string{name}, args...))
+			help := out.String()
+			if code != 0 || !strings.Contains(help, "Example") {
+				t.Errorf("%s %v: exit %d, no example in:\n%s%s", name, args, code, help, errb.String())
+			}
+			if strings.Contains(help, "command [command options]") {
+				t.Errorf("%s %v: the usage shows a command slot:\n%s", name, args, help)
+			}
+		}
+	}
 }

@@ -98,7 +98,9 @@ func Identity(env *Env, args []string, want int) (team, name string, rest []stri
 		if i < missing {
 			if fromEnv[i] == "" {
 				if want == 2 && len(have) == 1 {
-					return "", "", nil, Usagef("missing <%s>: give both <team> <name>, or set %s", kinds[i], envName[i])
+					// "ready mark myteam": what is missing is the name after
+					// the team the user gave.
+					return "", "", nil, Usagef("missing <name> after <team> %q: give both <team> <name> (or set TEAMKIT_TEAM, and give <name> alone)", have[0])
 				}
 				return "", "", nil, Usagef("missing <%s> (give it, or set %s)", kinds[i], envName[i])
 			}

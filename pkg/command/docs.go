@@ -22,7 +22,7 @@ func Docs(name string, app App) (map[string]string, error) {
 	a.Version = "" // the files must not change with every commit
 	a.HideVersion = false
 	out := map[string]string{}
-	man, err := a.ToManWithSection(1)
+	man, err := manPage(a)
 	if err != nil {
 		return nil, err
 	}
@@ -64,7 +64,6 @@ func Completion(a *cli.App, shell string) (string, error) {
 		verbs[c.Name] = flagWords(c.VisibleFlags())
 	}
 	verbs[""] = append(append([]string{}, names...), flagWords(a.VisibleFlags())...)
-	verbs[""] = append(verbs[""], "--help", "--version")
 	keys := make([]string, 0, len(verbs))
 	for k := range verbs {
 		keys = append(keys, k)
@@ -126,4 +125,35 @@ func flagWords(flags []cli.Flag) []string {
 		}
 	}
 	return out
+}
+
+// Verbs are the visible verbs of app (completion included).
+func Verbs(app App) []string {
+	a := prepare(app, &Env{Stdin: strings.NewReader(""), Stdout: io.Discard, Stderr: io.Discard,
+		Getenv: func(string) string { return "" }, Environ: func() []string { return nil }})
+	var out []string
+	for _, c := range a.VisibleCommands() {
+		out = append(out, c.Name)
+	}
+	return out
+}
+
+// manPage renders a's man page. urfave/cli writes it as markdown first,
+// where "<team>" reads as an HTML tag and vanishes, so the angle brackets
+// of the help text are written as entities for the markdown step.
+func manPage(a *cli.App) (string, error) {
+	esc := strings.NewReplacer("<", "&lt;", ">", "&gt;")
+	a.Description, a.UsageText, a.ArgsUsage = esc.Replace(a.Description), esc.Replace(a.UsageText), esc.Replace(a.ArgsUsage)
+	var walk func([]*cli.Command)
+	walk = func(cs []*cli.Command) {
+		for _, c := range cs {
+			c.Description, c.UsageText, c.ArgsUsage = esc.Replace(c.Description), esc.Replace(c.UsageText), esc.Replace(c.ArgsUsage)
+			walk(c.Subcommands)
+		}
+	}
+	walk(a.Commands)
+	man, err := a.ToManWithSection(1)
+	// The roff renderer passes the entities through; roff itself wants the
+	// characters.
+	return strings.NewReplacer("&lt;", "<", "&gt;", ">").Replace(man), err
 }

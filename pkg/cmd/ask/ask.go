@@ -40,12 +40,19 @@ func build(env *command.Env) *cli.App {
 		Name:      "ask",
 		Usage:     "escalate a question (or a request for approval) to a human, durably",
 		ArgsUsage: "[QUESTION|-]",
+		UsageText: "ask [QUESTION|-] [--team T] [--name N] [--issue OWNER/REPO#N] [--approval]\n" +
+			"ask list <team> [--state awaiting|answered|all] [--json]\n" +
+			"ask answer <id> [TEXT|-] [--approve | --reject]",
 		Description: "Inside an agent started by spawn, the team, name, run and issue come from $TEAMKIT_TEAM, $TEAMKIT_AGENT,\n" +
 			"$TEAMKIT_RUN and $TEAMKIT_ISSUE. The question is read from stdin when absent or '-'.\n" +
 			"GitHub: API base $GITHUB_API_URL, token $GH_TOKEN, $GITHUB_TOKEN or the gh login.\n" +
 			"Slack (optional): $TEAMKIT_SLACK_BOT_TOKEN and $TEAMKIT_SLACK_CHANNEL post the question (its thread and\n" +
 			"reactions answer it, through resume --watch); $TEAMKIT_SLACK_WEBHOOK mirrors it one way. A Slack failure is a warning.\n" +
-			"Exit status: 0 recorded (and posted), 1 failure (the ask stays recorded), 64 usage error.",
+			"Exit status: 0 recorded (and posted), 1 failure (the ask stays recorded), 64 usage error.\n\n" +
+			"Examples:\n" +
+			"   ask \"Should the retry limit be 3 or 5?\"          # inside an agent; then exit\n" +
+			"   ask --approval \"May I drop the legacy_users table?\"\n" +
+			"   ask list myteam",
 		Flags: command.Common(
 			&cli.StringFlag{Name: "team", Usage: "team `T` (default $TEAMKIT_TEAM)"},
 			&cli.StringFlag{Name: "name", Usage: "the asking agent's `NAME` (default $TEAMKIT_AGENT)"},
@@ -55,18 +62,22 @@ func build(env *command.Env) *cli.App {
 		Action: func(c *cli.Context) error { return runAsk(c, env) },
 		Commands: []*cli.Command{
 			{
-				Name:      "list",
-				Usage:     "list a team's asks",
-				ArgsUsage: "<team>",
+				Name:        "list",
+				Usage:       "list a team's asks",
+				ArgsUsage:   "<team>",
+				UsageText:   "ask list <team> [--state awaiting|answered|all] [--json]",
+				Description: "Example:\n   ask list myteam --state all",
 				Flags: command.Common(
 					&cli.StringFlag{Name: "state", Value: "awaiting", Usage: "`STATE`: awaiting, answered or all"},
 				),
 				Action: func(c *cli.Context) error { return runList(c, env) },
 			},
 			{
-				Name:      "answer",
-				Usage:     "answer an ask on the local channel (the next resume pass carries it back)",
-				ArgsUsage: "<id> [TEXT|-]",
+				Name:        "answer",
+				Usage:       "answer an ask on the local channel (the next resume pass carries it back)",
+				ArgsUsage:   "<id> [TEXT|-]",
+				UsageText:   "ask answer <id> [TEXT|-] [--approve | --reject] [--deciders LOGINS]",
+				Description: "Examples:\n   ask answer 4 \"5, and log each retry\"\n   TEAMKIT_DECIDERS=$USER ask answer 5 --approve \"checked the read stats\"",
 				Flags: command.Common(
 					&cli.BoolFlag{Name: "approve", Usage: "approve an approval ask (TEXT is the optional reason)"},
 					&cli.BoolFlag{Name: "reject", Usage: "reject an approval ask (TEXT is the optional reason)"},

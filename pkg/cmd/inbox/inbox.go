@@ -49,6 +49,13 @@ func build(env *command.Env) *cli.App {
 		Name:      "drain",
 		Usage:     "print unread messages for <name>, oldest first, and mark them read",
 		ArgsUsage: "<team> <name>",
+		UsageText: "inbox [drain] <team> <name> [--peek] [--limit N] [--wait D] [--reply-to ID] [--format T] [--json]",
+		Description: "Messages are written before the read mark commits: a crash can repeat one, never lose one.\n\n" +
+			"Examples:\n" +
+			"   inbox myteam w1                        # print unread messages, mark them read\n" +
+			"   inbox myteam lead --wait 5m            # block until a message comes (exit 2 if none)\n" +
+			"   inbox myteam dispatch --reply-to 17 --wait 10m   # only the reply to message 17\n" +
+			"   inbox myteam w1 --peek --format '{{.ID}} {{.From}} {{firstline .Body}}'",
 		Flags: command.Common(
 			&cli.BoolFlag{Name: "peek", Usage: "print without marking read"},
 			&cli.IntFlag{Name: "limit", Usage: "at most `N` messages (0: all)"},
@@ -60,14 +67,29 @@ func build(env *command.Env) *cli.App {
 	}
 	return &cli.App{
 		Name:  "inbox",
-		Usage: "the team mailbox: send, drain, list",
+		Usage: "the team mailbox: send, drain, list, prune",
+		UsageText: "inbox send <team> (<to> | --all) [BODY|-] [--from NAME] [--subject S] [--reply-to ID]\n" +
+			"inbox [drain] <team> <name> [--peek] [--limit N] [--wait D] [--reply-to ID] [--format T] [--json]\n" +
+			"inbox list <team> [<name>] [--all] [--json]\n" +
+			"inbox prune <team> --older D [--dry-run] [--json]",
 		Description: "Inside an agent started by spawn, <team> and <name> default to $TEAMKIT_TEAM and $TEAMKIT_AGENT.\n" +
-			"Exit status: 0 done, 1 failure, 2 --wait passed with no message, 64 usage error.",
+			"Durations: a plain number is seconds (60), else 90s, 10m, 1h, 30d.\n" +
+			"Exit status: 0 done, 1 failure, 2 --wait passed with no message, 64 usage error.\n\n" +
+			"Examples:\n" +
+			"   inbox send myteam w1 --from lead -- \"fix the flaky test\"   # id=17\n" +
+			"   inbox myteam w1                                           # drain w1's unread messages\n" +
+			"   inbox list myteam --all --json",
 		Commands: []*cli.Command{
 			{
 				Name:      "send",
 				Usage:     "store a message and print its id",
 				ArgsUsage: "<team> (<to> | --all) [BODY|-]",
+				UsageText: "inbox send <team> (<to> | --all) [BODY|-] [--from NAME] [--subject S] [--reply-to ID] [--json]",
+				Description: "The body is the argument, or stdin when it is absent or '-'; '--' ends the flags.\n\n" +
+					"Examples:\n" +
+					"   inbox send myteam w1 --from lead -- \"fix the flaky test in pkg/x\"\n" +
+					"   git diff | inbox send myteam reviewer --subject \"review this\"\n" +
+					"   inbox send myteam --all --from lead -- \"stop and commit what you have\"",
 				Flags: command.Common(
 					&cli.StringFlag{Name: "from", Usage: "sender `NAME` (default $TEAMKIT_AGENT, else $USER)"},
 					&cli.StringFlag{Name: "subject", Usage: "one-line `SUBJECT`"},
@@ -81,13 +103,23 @@ func build(env *command.Env) *cli.App {
 				Name:      "list",
 				Usage:     "list unread messages (all with --all) without marking them",
 				ArgsUsage: "<team> [<name>]",
-				Flags:     command.Common(&cli.BoolFlag{Name: "all", Usage: "include messages already read"}),
-				Action:    func(c *cli.Context) error { return runList(c, env) },
+				UsageText: "inbox list <team> [<name>] [--all] [--json]",
+				Description: "Streamed from an index: its cost follows what is listed, not the team's history.\n\n" +
+					"Examples:\n" +
+					"   inbox list myteam            # every unread message of the team\n" +
+					"   inbox list myteam w1 --all   # w1's whole history",
+				Flags:  command.Common(&cli.BoolFlag{Name: "all", Usage: "include messages already read"}),
+				Action: func(c *cli.Context) error { return runList(c, env) },
 			},
 			{
 				Name:      "prune",
 				Usage:     "remove read messages older than D, and the run files of agents exited that long ago",
 				ArgsUsage: "<team>",
+				UsageText: "inbox prune <team> --older D [--dry-run] [--json]",
+				Description: "Never removes an unread message, a live run's files or an agent record.\n\n" +
+					"Examples:\n" +
+					"   inbox prune myteam --older 30d --dry-run\n" +
+					"   inbox prune myteam --older 30d",
 				Flags: command.Common(
 					command.DurationFlag("older", "what to remove: older than `D` (30d, 12h; required)"),
 					&cli.BoolFlag{Name: "dry-run", Usage: "say what would be removed, remove nothing"},

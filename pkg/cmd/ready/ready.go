@@ -26,7 +26,9 @@ func build(env *command.Env) *cli.App {
 	verb := func(name, usage string, fn func(*cli.Context, *command.Env, *mailbox.DB, string, string) error) *cli.Command {
 		return &cli.Command{
 			Name: name, Usage: usage, ArgsUsage: "<team> <name>",
-			Flags: command.Common(runFlag),
+			UsageText:   "ready " + name + " <team> <name> [--run RUN] [--json]",
+			Description: "Example:\n   ready " + name + " myteam w1      # inside an agent: ready " + name,
+			Flags:       command.Common(runFlag),
 			Action: func(c *cli.Context) error {
 				team, name, rest, err := command.Identity(env, c.Args().Slice(), 2)
 				if err != nil {
@@ -45,9 +47,14 @@ func build(env *command.Env) *cli.App {
 		}
 	}
 	return &cli.App{
-		Name:        "ready",
-		Usage:       "the one-shot readiness sentinel an agent marks once it can work",
-		Description: "Exit status: 0 done (check: marked), 2 check: not marked, 1 failure, 64 usage error.",
+		Name:      "ready",
+		Usage:     "the one-shot readiness sentinel an agent marks once it can work",
+		UsageText: "ready mark|check|clear <team> <name> [--run RUN] [--json]",
+		Description: "Inside an agent started by spawn, <team> <name> and the run default to $TEAMKIT_TEAM, $TEAMKIT_AGENT, $TEAMKIT_RUN.\n" +
+			"Exit status: 0 done (check: marked), 2 check: not marked, 1 failure, 64 usage error.\n\n" +
+			"Examples:\n" +
+			"   ready mark                        # what an agent runs once it can work\n" +
+			"   ready check myteam w1 && echo up",
 		Commands: []*cli.Command{
 			verb("mark", "mark this agent's run ready", mark),
 			verb("check", "exit 0 if the agent's current run has marked ready, 2 if not", check),

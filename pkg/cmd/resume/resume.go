@@ -61,13 +61,18 @@ func build(env *command.Env, h Hooks) *cli.App {
 		Name:      "resume",
 		Usage:     "carry answers back: re-spawn each agent whose ask was answered",
 		ArgsUsage: "<team>",
+		UsageText: "resume <team> [--watch] [--interval D] [--deciders LOGIN,…] [--json]\n" +
+			"resume pause|unpause <team>",
 		Description: "Deciders (who may approve): --deciders or $TEAMKIT_DECIDERS, comma-separated GitHub logins or @FILE\n" +
 			"(one login per line). GitHub: API base $GITHUB_API_URL, token $GH_TOKEN, $GITHUB_TOKEN or the gh login.\n" +
 			"Slack: with $TEAMKIT_SLACK_APP_TOKEN, --watch also listens over Socket Mode; a thread reply from\n" +
 			"$TEAMKIT_SLACK_ANSWERERS or the Slack deciders answers a question, only a ✅/❌ reaction from\n" +
 			"--slack-deciders or $TEAMKIT_SLACK_DECIDERS (Slack user IDs, a,b or @FILE) decides an approval.\n" +
 			"Exit status: 0 pass done (also when paused or when another resume of the team is running),\n" +
-			"1 failure (each reported on one line; every ask concerned stays awaiting), 64 usage error.",
+			"1 failure (each reported on one line; every ask concerned stays awaiting), 64 usage error.\n\n" +
+			"Examples:\n" +
+			"   resume myteam                                   # one pass, for cron\n" +
+			"   resume myteam --watch --interval 1m --deciders alice,bob",
 		Flags: command.Common(
 			&cli.BoolFlag{Name: "watch", Usage: "run a pass every --interval until interrupted"},
 			&cli.DurationFlag{Name: "interval", Value: DefaultInterval, Usage: "time `D` between --watch passes"},
@@ -77,18 +82,22 @@ func build(env *command.Env, h Hooks) *cli.App {
 		Action: func(c *cli.Context) error { return run(c, env, h) },
 		Commands: []*cli.Command{
 			{
-				Name:      "pause",
-				Usage:     "stop resuming the team's agents until unpause",
-				ArgsUsage: "<team>",
-				Flags:     command.Common(),
-				Action:    func(c *cli.Context) error { return setPaused(c, env, true) },
+				Name:        "pause",
+				Usage:       "stop resuming the team's agents until unpause",
+				ArgsUsage:   "<team>",
+				UsageText:   "resume pause <team>",
+				Description: "Example:\n   resume pause myteam      # the kill-switch; --watch sees it before every pass",
+				Flags:       command.Common(),
+				Action:      func(c *cli.Context) error { return setPaused(c, env, true) },
 			},
 			{
-				Name:      "unpause",
-				Usage:     "resume the team's agents again",
-				ArgsUsage: "<team>",
-				Flags:     command.Common(),
-				Action:    func(c *cli.Context) error { return setPaused(c, env, false) },
+				Name:        "unpause",
+				Usage:       "resume the team's agents again",
+				ArgsUsage:   "<team>",
+				UsageText:   "resume unpause <team>",
+				Description: "Example:\n   resume unpause myteam",
+				Flags:       command.Common(),
+				Action:      func(c *cli.Context) error { return setPaused(c, env, false) },
 			},
 		},
 	}

@@ -35,9 +35,17 @@ func build(env *command.Env) *cli.App {
 		Name:      "spawn",
 		Usage:     "start an agent of a type, briefed whole, and wait until it is really ready",
 		ArgsUsage: "<type> <name>",
+		UsageText: "spawn <type> <name> [--team T] [--task TEXT | --task-file F] [--issue OWNER/REPO#N] [--timeout D] [--workdir DIR] [--replace] [--json]\n" +
+			"spawn list <team> [--json]\n" +
+			"spawn log <team> <name> [--follow]",
 		Description: "Types are looked up in $TEAMKIT_TYPES (colon-separated), $XDG_CONFIG_HOME/teamkit/types, then the built-in types.\n" +
+			"--timeout takes seconds (60) or a duration (10m). A type named list, log or completion cannot be spawned.\n" +
 			"Exit status: 0 ready (or launched, for types without a handshake), 2 not ready in time or the agent exited first,\n" +
-			"1 failure, 64 usage error.",
+			"1 failure, 64 usage error.\n\n" +
+			"Examples:\n" +
+			"   spawn probe w1 --team myteam\n" +
+			"   spawn claude w2 --team myteam --task-file task.md --issue octo/app#12 --timeout 600\n" +
+			"   spawn list myteam",
 		Flags: command.Common(
 			&cli.StringFlag{Name: "team", Usage: "team `T` (default $TEAMKIT_TEAM)"},
 			&cli.StringFlag{Name: "task", Usage: "the task `TEXT`, placed in the briefing byte for byte"},

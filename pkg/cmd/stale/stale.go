@@ -33,8 +33,13 @@ func build(env *command.Env) *cli.App {
 		Name:      "stale",
 		Usage:     "list messages sent but still unread after N minutes; exit 2 when any",
 		ArgsUsage: "<team>",
-		Description: "<team> defaults to $TEAMKIT_TEAM.\n" +
-			"Exit status: 0 none, 2 stale messages exist, 1 failure, 64 usage error.",
+		UsageText: "stale <team> [--to AGENT] [--min N] [--json]",
+		Description: "<team> defaults to $TEAMKIT_TEAM. RECIPIENT says whether the worker is slow or dead: never-spawned,\n" +
+			"running/ready pid=N, exited code=N, lost pid=N (gone without an exit code), awaiting-human ask=N.\n" +
+			"Exit status: 0 none, 2 stale messages exist, 1 failure, 64 usage error.\n\n" +
+			"Examples:\n" +
+			"   stale myteam --min 10 || echo \"work is sitting unread\"\n" +
+			"   stale myteam --to w1 --min 0 --json",
 		Flags: command.Common(
 			&cli.StringFlag{Name: "to", Usage: "only messages to `AGENT`"},
 			&cli.Float64Flag{Name: "min", Value: 10, Usage: "unread for at least `N` minutes"},

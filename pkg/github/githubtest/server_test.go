@@ -416,4 +416,3 @@ func TestConcurrentWrites(t *testing.T) {
 		seen[c.CreatedAt] = true
 	}
 }
-

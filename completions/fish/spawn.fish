@@ -1,0 +1,32 @@
+# spawn fish shell completion
+
+function __fish_spawn_no_subcommand --description 'Test if there has been any subcommand yet'
+    for i in (commandline -opc)
+        if contains -- $i list log completion
+            return 1
+        end
+    end
+    return 0
+end
+
+complete -c spawn -n '__fish_spawn_no_subcommand' -f -l team -r -d 'team `T` (default $TEAMKIT_TEAM)'
+complete -c spawn -n '__fish_spawn_no_subcommand' -f -l task -r -d 'the task `TEXT`, placed in the briefing byte for byte'
+complete -c spawn -n '__fish_spawn_no_subcommand' -f -l task-file -r -d 'read the task from `FILE` (- for stdin)'
+complete -c spawn -n '__fish_spawn_no_subcommand' -f -l issue -r -d 'the GitHub issue the agent works on, `OWNER/REPO#N`'
+complete -c spawn -n '__fish_spawn_no_subcommand' -f -l timeout -r -d 'wait at most `D` for the ready mark (60 = 60s, 10m)'
+complete -c spawn -n '__fish_spawn_no_subcommand' -f -l workdir -r -d 'the agent\'s working `DIR` (default: the current directory)'
+complete -c spawn -n '__fish_spawn_no_subcommand' -f -l replace -d 'stop a live agent of the same name first'
+complete -c spawn -n '__fish_spawn_no_subcommand' -f -l db -r -d 'mailbox database `PATH` (default $TEAMKIT_DB, else $XDG_STATE_HOME/teamkit/teamkit.db)'
+complete -c spawn -n '__fish_spawn_no_subcommand' -f -l json -d 'print JSON, one object per line'
+complete -c spawn -n '__fish_spawn_no_subcommand' -f -l help -s h -d 'show help'
+complete -c spawn -n '__fish_spawn_no_subcommand' -f -l version -d 'print the version and exit'
+complete -c spawn -n '__fish_seen_subcommand_from list' -f -l help -s h -d 'show help'
+complete -r -c spawn -n '__fish_spawn_no_subcommand' -a 'list' -d 'the team\'s agents: state, pid, unread work, open question, log'
+complete -c spawn -n '__fish_seen_subcommand_from list' -f -l db -r -d 'mailbox database `PATH` (default $TEAMKIT_DB, else $XDG_STATE_HOME/teamkit/teamkit.db)'
+complete -c spawn -n '__fish_seen_subcommand_from list' -f -l json -d 'print JSON, one object per line'
+complete -c spawn -n '__fish_seen_subcommand_from log' -f -l help -s h -d 'show help'
+complete -r -c spawn -n '__fish_spawn_no_subcommand' -a 'log' -d 'print the log of the agent\'s latest run (--follow: until it ends)'
+complete -c spawn -n '__fish_seen_subcommand_from log' -f -l db -r -d 'mailbox database `PATH` (default $TEAMKIT_DB, else $XDG_STATE_HOME/teamkit/teamkit.db)'
+complete -c spawn -n '__fish_seen_subcommand_from log' -f -l follow -s f -d 'keep printing what is appended, until the run ends'
+complete -c spawn -n '__fish_seen_subcommand_from completion' -f -l help -s h -d 'show help'
+complete -r -c spawn -n '__fish_spawn_no_subcommand' -a 'completion' -d 'print the bash, zsh, fish completion script'

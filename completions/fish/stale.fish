@@ -1,0 +1,19 @@
+# stale fish shell completion
+
+function __fish_stale_no_subcommand --description 'Test if there has been any subcommand yet'
+    for i in (commandline -opc)
+        if contains -- $i completion
+            return 1
+        end
+    end
+    return 0
+end
+
+complete -c stale -n '__fish_stale_no_subcommand' -f -l to -r -d 'only messages to `AGENT`'
+complete -c stale -n '__fish_stale_no_subcommand' -f -l min -r -d 'unread for at least `N` minutes'
+complete -c stale -n '__fish_stale_no_subcommand' -f -l db -r -d 'mailbox database `PATH` (default $TEAMKIT_DB, else $XDG_STATE_HOME/teamkit/teamkit.db)'
+complete -c stale -n '__fish_stale_no_subcommand' -f -l json -d 'print JSON, one object per line'
+complete -c stale -n '__fish_stale_no_subcommand' -f -l help -s h -d 'show help'
+complete -c stale -n '__fish_stale_no_subcommand' -f -l version -d 'print the version and exit'
+complete -c stale -n '__fish_seen_subcommand_from completion' -f -l help -s h -d 'show help'
+complete -r -c stale -n '__fish_stale_no_subcommand' -a 'completion' -d 'print the bash, zsh, fish completion script'
