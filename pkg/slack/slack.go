@@ -17,6 +17,7 @@ import (
 	"log"
 	"net/http"
 	"net/url"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -77,6 +78,19 @@ func New(o Options) (*Client, error) {
 	c.api = slackgo.New(o.BotToken, append(common, slackgo.OptionRetryConfig(retryConfig()))...)
 	c.app = slackgo.New(o.BotToken, append(common, slackgo.OptionAppLevelToken(o.AppToken))...)
 	return c, nil
+}
+
+// channelID is a conversation ID: C… (public), G… (private, older), D… (a DM).
+var channelID = regexp.MustCompile(`^[CGD][A-Z0-9]{2,30}$`)
+
+// CheckChannel accepts a channel ID. A name will not do: chat.postMessage
+// takes one, but conversations.history (finding an earlier post) and the
+// events (which name the channel by ID) do not.
+func CheckChannel(ch string) error {
+	if !channelID.MatchString(ch) {
+		return fmt.Errorf("TEAMKIT_SLACK_CHANNEL %q is not a channel ID (C…, at the bottom of the channel's details)", ch)
+	}
+	return nil
 }
 
 // BaseURL is the API base in use.

@@ -27,6 +27,10 @@ func mirrorSlack(ctx context.Context, env *command.Env, db *mailbox.DB, a mailbo
 		warn("slack: set both %s and %s to post questions to Slack; not posting", escalate.EnvSlackBotToken, escalate.EnvSlackChannel)
 		return a
 	}
+	if err := slack.CheckChannel(channel); err != nil {
+		warn("slack: %s; not posting", err)
+		return a
+	}
 	// The lists only shape the message (who to mention); resume judges.
 	people, _ := escalate.ReadSlackPeople(env.Getenv(escalate.EnvSlackDeciders), env.Getenv(escalate.EnvSlackAnswerers), os.ReadFile)
 	cl, err := slack.New(slack.Options{BotToken: token, APIURL: env.Getenv(escalate.EnvSlackAPIURL)})

@@ -27,6 +27,9 @@ func setupSlack(ctx context.Context, abort func(), env *command.Env, db *mailbox
 	if bot != "" && channel != "" {
 		r.SlackChannel = channel
 		r.Slack = func() (escalate.Slack, error) {
+			if err := slack.CheckChannel(channel); err != nil {
+				return nil, err
+			}
 			return slack.New(slack.Options{BotToken: bot, APIURL: apiURL})
 		}
 	}
