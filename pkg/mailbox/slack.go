@@ -62,11 +62,13 @@ func (d *DB) AskBySlackMessage(ctx context.Context, channel, ts string) (Ask, er
 // AddSlackEvent stores e while its ask is awaiting, unless an event with
 // its key is stored for the ask already; it reports whether it stored it.
 // The state is checked in the same statement, so an event never outlives
-// the resume that clears its ask's events.
+// the resume that clears its ask's events. (The casts give PostgreSQL the
+// parameters' types, which a SELECT list does not.)
 func (d *DB) AddSlackEvent(ctx context.Context, e SlackEvent) (bool, error) {
 	res, err := d.db.ExecContext(ctx,
 		`INSERT INTO slack_events (ask_id, event_key, kind, slack_user, reaction, text, channel, thread_ts, ts, created_at)
-		 SELECT CAST(? AS INTEGER), ?, ?, ?, ?, ?, ?, ?, ?, CAST(? AS BIGINT)
+		 SELECT CAST(? AS BIGINT), CAST(? AS TEXT), CAST(? AS TEXT), CAST(? AS TEXT), CAST(? AS TEXT), CAST(? AS TEXT),
+		        CAST(? AS TEXT), CAST(? AS TEXT), CAST(? AS TEXT), CAST(? AS BIGINT)
 		 WHERE EXISTS (SELECT 1 FROM asks WHERE id = ? AND state = ?)
 		 ON CONFLICT DO NOTHING`,
 		e.AskID, e.Key, e.Kind, e.User, e.Reaction, e.Text, e.Channel, e.ThreadTS, e.TS, nanos(d.now()), e.AskID, AskAwaiting)

@@ -1,0 +1,72 @@
+package mailbox_test
+
+import (
+	"context"
+	"errors"
+	"path/filepath"
+	"testing"
+
+	"github.com/teamkit/teamkit/pkg/mailbox"
+)
+
+func TestSlack(t *testing.T) {
+	db := open(t, filepath.Join(t.TempDir(), "team.db"), newClock())
+	testSlack(t, db)
+}
+
+// testSlack: an ask's Slack message is recorded once and finds the ask; its
+// events are stored once per key, only while it awaits, in ts order, and
+// cleared with the resume.
+func testSlack(t *testing.T, db *mailbox.DB) {
+	ctx := context.Background()
+	a, _, err := db.CreateAsk(ctx, mailbox.Ask{Team: "t", Agent: "w1", Run: "r1", Kind: mailbox.KindQuestion, Question: "Which colour?"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.AskBySlackMessage(ctx, "", ""); !errors.Is(err, mailbox.ErrNotFound) {
+		t.Fatalf("an unposted ask was found by an empty ts: %v", err)
+	}
+	if err := db.SetAskSlackError(ctx, a.ID, "slack chat.postMessage: HTTP 503"); err != nil {
+		t.Fatal(err)
+	}
+	if ok, err := db.SetAskSlackPosted(ctx, a.ID, "C1", "1764000000.000100"); !ok || err != nil {
+		t.Fatalf("first post: %v %v", ok, err)
+	}
+	if ok, err := db.SetAskSlackPosted(ctx, a.ID, "C1", "1764000009.000100"); ok || err != nil {
+		t.Fatalf("second post recorded: %v %v", ok, err)
+	}
+	db.SetAskSlackError(ctx, a.ID, "late error") // a posted ask keeps no error
+	got, err := db.AskBySlackMessage(ctx, "C1", "1764000000.000100")
+	if err != nil || got.ID != a.ID || got.SlackChannel != "C1" || got.SlackTS != "1764000000.000100" || got.SlackError != "" {
+		t.Fatalf("by message: %+v %v", got, err)
+	}
+	if _, err := db.AskBySlackMessage(ctx, "C2", "1764000000.000100"); !errors.Is(err, mailbox.ErrNotFound) {
+		t.Fatalf("another channel: %v", err)
+	}
+
+	ev := func(key, ts string) mailbox.SlackEvent {
+		return mailbox.SlackEvent{AskID: a.ID, Key: key, Kind: mailbox.SlackReply, User: "U1", Text: "Blue " + ts,
+			Channel: "C1", ThreadTS: "1764000000.000100", TS: ts}
+	}
+	for _, e := range []mailbox.SlackEvent{ev("reply/3", "1764000003.000100"), ev("reply/2", "1764000002.000100"), ev("reply/3", "1764000003.000100")} {
+		if _, err := db.AddSlackEvent(ctx, e); err != nil {
+			t.Fatal(err)
+		}
+	}
+	evs, err := db.SlackEvents(ctx, a.ID)
+	if err != nil || len(evs) != 2 || evs[0].Key != "reply/2" || evs[1].Text != "Blue 1764000003.000100" {
+		t.Fatalf("events %+v %v", evs, err)
+	}
+	if won, err := db.DecideAsk(ctx, a.ID, mailbox.Decision{Answer: "Blue", DecidedBy: "U1", Decision: mailbox.DecisionAnswered, Source: "slack:C1/x"}); !won || err != nil {
+		t.Fatal(won, err)
+	}
+	if stored, err := db.AddSlackEvent(ctx, ev("reply/4", "1764000004.000100")); stored || err != nil {
+		t.Fatalf("stored an event for an answered ask: %v %v", stored, err)
+	}
+	if err := db.ClearSlackEvents(ctx, a.ID); err != nil {
+		t.Fatal(err)
+	}
+	if evs, err := db.SlackEvents(ctx, a.ID); err != nil || len(evs) != 0 {
+		t.Fatalf("after clear: %+v %v", evs, err)
+	}
+}
