@@ -55,8 +55,17 @@ func SlackQuestion(a mailbox.Ask, p SlackPeople) string {
 	} else {
 		fmt.Fprintf(&b, "*Question from agent `%s` of team `%s`* (teamkit ask %d)\n", a.Agent, a.Team, a.ID)
 	}
-	q := strings.ReplaceAll(strings.ReplaceAll(a.Question, "\r\n", "\n"), "\r", "\n")
-	for _, line := range strings.Split(strings.TrimRight(slackEscape(q), "\n"), "\n") {
+	q := slackEscape(strings.ReplaceAll(strings.ReplaceAll(a.Question, "\r\n", "\n"), "\r", "\n"))
+	if r := []rune(q); len(r) > maxSlackQuestion {
+		// Slack refuses or cuts text past 40,000 characters. Cut before
+		// any escape the limit split.
+		q = string(r[:maxSlackQuestion])
+		if i := strings.LastIndexByte(q, '&'); i >= 0 && !strings.Contains(q[i:], ";") {
+			q = q[:i]
+		}
+		q += "\n[… cut: the whole question is in 'ask list " + a.Team + " --json'" + ifIssue(a) + "]"
+	}
+	for _, line := range strings.Split(strings.TrimRight(q, "\n"), "\n") {
 		b.WriteString("> ")
 		b.WriteString(line)
 		b.WriteByte('\n')
@@ -89,6 +98,17 @@ func SlackQuestion(a mailbox.Ask, p SlackPeople) string {
 	}
 	b.WriteString("\n_The agent has stopped and waits for the answer._")
 	return b.String()
+}
+
+// maxSlackQuestion is the longest question quoted whole in Slack, in
+// characters, leaving room for the rest of the message and the escapes.
+const maxSlackQuestion = 30000
+
+func ifIssue(a mailbox.Ask) string {
+	if a.Issue == "" {
+		return ""
+	}
+	return " and on " + a.Issue
 }
 
 func slackEscape(s string) string {

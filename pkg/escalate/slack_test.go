@@ -72,6 +72,19 @@ func TestFindSlackAnswer(t *testing.T) {
 	}
 }
 
+func TestSlackQuestionCutsLongQuestions(t *testing.T) {
+	for _, q := range []string{strings.Repeat("é", MaxQuestion), strings.Repeat("<&>", MaxQuestion/3)} {
+		a := mailbox.Ask{ID: 3, Team: "t", Agent: "w1", Kind: mailbox.KindQuestion, Question: q}
+		got := SlackQuestion(a, SlackPeople{})
+		if n := len([]rune(got)); n > 40000 || !strings.Contains(got, "cut: the whole question is in 'ask list t --json'") {
+			t.Errorf("%d characters, tail %q", n, got[len(got)-200:])
+		}
+		if strings.Contains(got, "&a\n") || strings.Contains(got, "&\n") || strings.Contains(got, "&l\n") {
+			t.Errorf("a split escape: %q", got[len(got)-300:])
+		}
+	}
+}
+
 func TestParseSlackUsers(t *testing.T) {
 	p, err := ReadSlackPeople("U0ERIN, W0GRID", "@list", func(string) ([]byte, error) { return []byte("# on call\nU0CAROL\n"), nil })
 	if err != nil || !p.Deciders.Has("U0ERIN") || !p.Deciders.Has("W0GRID") || !p.Answerers.Has("U0CAROL") || p.Answerers.Has("U0ERIN") {
