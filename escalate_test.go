@@ -201,7 +201,8 @@ func waitAgent(ts *testscript.TestScript, neg bool, args []string) {
 
 // extraVars are variables a script may set after Setup that parallel
 // commands must see.
-var extraVars = []string{"TEAMKIT_TYPES", "TEAMKIT_DECIDERS", "TEAMKIT_TEST_CRASH", "TEAMKIT_SLACK_WEBHOOK", "GH_TOKEN"}
+var extraVars = []string{"TEAMKIT_TYPES", "TEAMKIT_DECIDERS", "TEAMKIT_TEST_CRASH", "TEAMKIT_SLACK_WEBHOOK", "GH_TOKEN",
+	"TEAMKIT_SLACK_BOT_TOKEN", "TEAMKIT_SLACK_APP_TOKEN", "TEAMKIT_SLACK_CHANNEL", "TEAMKIT_SLACK_DECIDERS", "TEAMKIT_SLACK_ANSWERERS"}
 
 // parallel runs "parallel N cmd args…": N copies of cmd at once, as separate
 // processes with the script's environment. It prints a summary:
