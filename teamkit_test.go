@@ -21,6 +21,7 @@ import (
 	"github.com/teamkit/teamkit/pkg/cmd/stale"
 	"github.com/teamkit/teamkit/pkg/command"
 	"github.com/teamkit/teamkit/pkg/github/githubtest"
+	"github.com/teamkit/teamkit/pkg/pgtest"
 )
 
 // The end-to-end scripts in testdata/script run the real commands, as a
@@ -57,12 +58,38 @@ func TestMain(m *testing.M) {
 	for name, app := range commands {
 		mains[name] = func() { os.Exit(command.Main(app)) }
 	}
-	testscript.Main(m, mains)
+	testscript.Main(pgtest.Wrap(m), mains)
 }
 
 func TestScripts(t *testing.T) {
-	testscript.Run(t, testscript.Params{
-		Dir:                 "testdata/script",
+	testscript.Run(t, scriptParams(t, "testdata/script", nil))
+}
+
+// postgresScripts run a second time with TEAMKIT_DB a PostgreSQL URL (a
+// fresh database each): the walk-throughs and the scripts that exercise the
+// store through every command. The rest test SQLite files (errors.txtar:
+// paths, permissions) or launchers, which the backend does not change.
+var postgresScripts = []string{
+	"readme_walkthrough", "inbox_roundtrip", "inbox_bytes", "ready", "spawn_handshake",
+	"spawn_probe", "ask_local", "resume_question", "resume_concurrent", "resume_pause", "resume_crash",
+}
+
+func TestScriptsPostgres(t *testing.T) {
+	pgtest.URL(t) // skips (or fails under CI=true) when there is no server
+	var files []string
+	for _, s := range postgresScripts {
+		files = append(files, filepath.Join("testdata/script", s+".txtar"))
+	}
+	testscript.Run(t, scriptParams(t, "", files))
+}
+
+// scriptParams runs the scripts in dir (or files) with a fresh mailbox
+// each: a SQLite file in $WORK when files is nil, else a PostgreSQL
+// database.
+func scriptParams(t *testing.T, dir string, files []string) testscript.Params {
+	return testscript.Params{
+		Dir:                 dir,
+		Files:               files,
 		RequireExplicitExec: false,
 		Setup: func(e *testscript.Env) error {
 			work := e.Getenv("WORK")
@@ -70,6 +97,14 @@ func TestScripts(t *testing.T) {
 			e.Setenv("XDG_STATE_HOME", filepath.Join(work, "state"))
 			e.Setenv("XDG_CONFIG_HOME", filepath.Join(work, "config"))
 			e.Setenv("TEAMKIT_DB", filepath.Join(work, "team.db"))
+			if files != nil {
+				u, drop, err := pgtest.NewDatabase()
+				if err != nil {
+					return err
+				}
+				e.Defer(drop)
+				e.Setenv("TEAMKIT_DB", u)
+			}
 			e.Setenv("USER", "tester")
 			root, err := os.Getwd() // the repository root, where this file is
 			if err != nil {
@@ -100,7 +135,7 @@ func TestScripts(t *testing.T) {
 			"pty":       ptyCmd,
 			"slackfake": slackFake,
 		},
-	})
+	}
 }
 
 // expectExit runs "expect N cmd args…": cmd must exit with status N, and

@@ -24,6 +24,7 @@ import (
 	"time"
 
 	"github.com/teamkit/teamkit/pkg/mailbox"
+	"github.com/teamkit/teamkit/pkg/pgtest"
 )
 
 var (
@@ -34,7 +35,7 @@ var (
 )
 
 func TestMain(m *testing.M) {
-	code := m.Run()
+	code := pgtest.Run(m)
 	if binDir != "" {
 		os.RemoveAll(binDir)
 	}

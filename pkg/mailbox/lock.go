@@ -1,22 +1,38 @@
 package mailbox
 
-import (
-	"fmt"
-	"os"
-	"path/filepath"
+// Lock is a named lock of one team that holds across every process using
+// the mailbox: on SQLite a file lock beside the database, on PostgreSQL a
+// session advisory lock on a connection held for the purpose, so it holds
+// across hosts. Either way it is released when its holder dies, even by
+// SIGKILL: the kernel drops the file lock, the server ends the session.
+type Lock struct {
+	tryLock func() (bool, error)
+	unlock  func() error
+	held    bool
+}
 
-	"github.com/gofrs/flock"
-)
+// Lock returns the lock named key for team (say "w1.spawn", or "resume").
+// It is not taken until TryLock.
+func (d *DB) Lock(team, key string) (*Lock, error) {
+	return d.be.lock(d, team, key)
+}
 
-// Lock returns the file lock named key for team (say "w1.spawn", or
-// "resume"). Lock files live beside the database, in "<db>-locks/<team>/",
-// so every process using this mailbox contends for the same lock whatever
-// its XDG_STATE_HOME. The kernel releases a lock when its holder dies, even
-// by SIGKILL.
-func (d *DB) Lock(team, key string) (*flock.Flock, error) {
-	dir := filepath.Join(d.path+"-locks", team)
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return nil, fmt.Errorf("create lock directory: %w", err)
+// TryLock takes the lock if it is free and reports whether it did; it never
+// waits.
+func (l *Lock) TryLock() (bool, error) {
+	if l.held {
+		return true, nil
 	}
-	return flock.New(filepath.Join(dir, key+".lock")), nil
+	ok, err := l.tryLock()
+	l.held = ok && err == nil
+	return l.held, err
+}
+
+// Unlock releases a lock taken by TryLock.
+func (l *Lock) Unlock() error {
+	if !l.held {
+		return nil
+	}
+	l.held = false
+	return l.unlock()
 }

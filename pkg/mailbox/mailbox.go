@@ -1,13 +1,22 @@
 // Package mailbox is teamkit's durable store: the team mailbox (messages with
 // read state), readiness marks, agent records, asks and resume bookkeeping, in
-// one SQLite database shared by every command and every agent of a team.
+// one database shared by every command and every agent of a team.
 //
-// SQLite runs in WAL mode with synchronous=NORMAL and a busy timeout, and every
-// transaction is BEGIN IMMEDIATE: a read-then-write takes the write lock before
-// it reads, so two processes can never both claim the same message or both
-// decide the same ask. The schema is embedded and migrated in place, keyed by
-// PRAGMA user_version, so a database made by an older teamkit opens in a newer
-// one.
+// Two backends sit behind the one type DB: SQLite (a file path: one machine)
+// and PostgreSQL (a postgres:// URL: a team across machines). The queries are
+// written once, in portable SQL with ? placeholders, over database/sql; the
+// PostgreSQL driver rebinds the placeholders (see rebind). The few pieces
+// that truly differ — migrations, the drain's claim, locks, change
+// notification, error kinds — are the backend interface, one file per
+// backend (sqlite.go, postgres.go).
+//
+// Either way every read-then-write transaction (inTx) is serialized with the
+// others: SQLite's BEGIN IMMEDIATE takes the write lock, PostgreSQL takes a
+// transaction advisory lock. So two processes can never both decide the same
+// ask. Drains claim their messages row by row instead (FOR UPDATE SKIP LOCKED
+// on PostgreSQL), so drainers on many hosts run side by side and never get
+// the same message. The schema is embedded and migrated in place, so a
+// database made by an older teamkit opens in a newer one.
 package mailbox
 
 import (
@@ -20,17 +29,15 @@ import (
 	"fmt"
 	"io/fs"
 	"net/url"
-	"os"
-	"path/filepath"
 	"sort"
 	"strings"
 	"time"
-
-	"modernc.org/sqlite"
-	sqlite3 "modernc.org/sqlite/lib"
 )
 
-//go:embed migrations/*.sql
+// The schema, one numbered file per version and backend. Both directories
+// hold the same file names: a migration is added to both (a test checks).
+//
+//go:embed migrations/*.sql migrations/postgres/*.sql
 var migrations embed.FS
 
 // Sentinel kinds of failure a caller (or a user) must tell apart.
@@ -42,17 +49,30 @@ var (
 	ErrTooNew   = errors.New("database was written by a newer teamkit")
 	ErrNotFound = errors.New("not found")
 	ErrBackend  = errors.New("unsupported database")
+	ErrConnect  = errors.New("cannot reach the database server")
+	ErrAuth     = errors.New("the database server refused the login")
 )
 
 // Error is a mailbox failure with the operation and database it concerns.
 type Error struct {
 	Op   string
-	Path string
-	Kind error // one of the sentinels above, or nil
+	Path string // the file, or the URL without its password
+	Kind error  // one of the sentinels above, or nil
 	Err  error
+	// secret is the URL's password: scrubbed from the message in case a
+	// driver error ever quotes it.
+	secret string
 }
 
 func (e *Error) Error() string {
+	msg := e.message()
+	if len(e.secret) >= 4 {
+		msg = strings.ReplaceAll(msg, e.secret, "xxxxx")
+	}
+	return msg
+}
+
+func (e *Error) message() string {
 	msg := e.Op + " " + e.Path + ": "
 	switch {
 	case e.Kind == ErrNotFound:
@@ -79,6 +99,12 @@ func (e *Error) Hint() string {
 		return "point --db or TEAMKIT_DB at a teamkit mailbox; nothing was written to this file"
 	case ErrNoDir:
 		return "create the directory first, or choose another --db"
+	case ErrConnect:
+		return "is PostgreSQL running and reachable at that host and port? check the URL in --db or TEAMKIT_DB"
+	case ErrAuth:
+		return "check the user and password (in the URL, PGPASSWORD or ~/.pgpass) and the server's pg_hba.conf"
+	case ErrBackend:
+		return "--db and TEAMKIT_DB take a SQLite file path or a postgres:// URL"
 	}
 	return ""
 }
@@ -100,48 +126,75 @@ const DefaultBusyTimeout = 10 * time.Second
 // DB is an open mailbox.
 type DB struct {
 	db   *sql.DB
-	path string
+	be   backend
+	path string // the file, or the URL without its password: for messages
 	now  func() time.Time
+	// secret is the PostgreSQL password, kept only to scrub it from errors.
+	secret string
 }
 
-// Open opens the mailbox at path, creating it and migrating its schema.
+// backend is what differs between SQLite and PostgreSQL; everything else is
+// the shared code over d.db.
+type backend interface {
+	// name is "sqlite" or "postgres".
+	name() string
+	// migrationDir holds the backend's schema files, one per version.
+	migrationDir() string
+	// prepareMigration readies tx, in which migrate applies the files,
+	// to read and write the version.
+	prepareMigration(ctx context.Context, tx *sql.Tx) error
+	// version is the migrated schema version (0 for a fresh database).
+	version(ctx context.Context, q querier) (int, error)
+	// setVersion records the migrated version.
+	setVersion(ctx context.Context, tx *sql.Tx, v int) error
+	// begin starts a write transaction; serialized ones never interleave
+	// with each other (inTx). SQLite serializes every write transaction.
+	begin(ctx context.Context, d *DB, serialized bool) (*sql.Tx, error)
+	// claim selects the unread messages FROM from WHERE where (with args)
+	// oldest first (at most limit, 0 for all) inside tx, claims them so
+	// that no concurrent drain can get them, and marks them read at now
+	// (committed with tx).
+	claim(ctx context.Context, tx *sql.Tx, from, where string, args []any, limit int, now time.Time) ([]Message, error)
+	// lock is the named lock of team (see Lock).
+	lock(d *DB, team, key string) (*Lock, error)
+	// watch is Watch.
+	watch(ctx context.Context, d *DB, team string, deadline time.Time, check func() (bool, error)) (bool, error)
+	// kindOf classifies a driver error as one of the sentinels, or nil.
+	kindOf(err error) error
+}
+
+// IsPostgres reports whether db (a --db or TEAMKIT_DB value) names a
+// PostgreSQL database rather than a SQLite file.
+func IsPostgres(db string) bool {
+	return strings.HasPrefix(db, "postgres://") || strings.HasPrefix(db, "postgresql://")
+}
+
+// Open opens the mailbox at path — a SQLite file, or a postgres:// URL —
+// creating it (or its schema) and migrating it.
 func Open(ctx context.Context, path string, o Options) (*DB, error) {
-	if strings.HasPrefix(path, "postgres://") || strings.HasPrefix(path, "postgresql://") {
-		return nil, &Error{Op: "open mailbox", Path: redact(path), Kind: ErrBackend,
-			Err: errors.New("the PostgreSQL backend is not part of this build; use a SQLite file path")}
-	}
 	if o.Now == nil {
 		o.Now = time.Now
 	}
 	if o.BusyTimeout == 0 {
 		o.BusyTimeout = DefaultBusyTimeout
 	}
-	if st, err := os.Stat(path); err == nil && st.IsDir() {
-		return nil, &Error{Op: "open mailbox", Path: path, Kind: ErrCorrupt, Err: errors.New("it is a directory")}
+	var d *DB
+	var err error
+	switch {
+	case IsPostgres(path):
+		d, err = openPostgres(ctx, path, o)
+	case strings.Contains(path, "://"):
+		return nil, &Error{Op: "open mailbox", Path: redact(path), Kind: ErrBackend,
+			Err: errors.New("not a postgres:// URL or a file path")}
+	default:
+		d, err = openSQLite(path, o)
 	}
-	dir := filepath.Dir(path)
-	if _, err := os.Stat(dir); errors.Is(err, fs.ErrNotExist) {
-		if !o.CreateDir {
-			return nil, &Error{Op: "open mailbox", Path: path, Kind: ErrNoDir, Err: fmt.Errorf("%s is missing", dir)}
-		}
-		if err := os.MkdirAll(dir, 0o700); err != nil {
-			return nil, &Error{Op: "create mailbox directory", Path: dir, Err: err}
-		}
-	}
-	q := url.Values{}
-	q.Set("_busy_timeout", fmt.Sprint(o.BusyTimeout.Milliseconds()))
-	q.Set("_journal_mode", "WAL")
-	q.Set("_synchronous", "NORMAL")
-	q.Set("_txlock", "immediate")
-	dsn := "file:" + (&url.URL{Path: path}).EscapedPath() + "?" + q.Encode()
-	sdb, err := sql.Open("sqlite", dsn)
 	if err != nil {
-		return nil, &Error{Op: "open mailbox", Path: path, Err: err}
-	}
-	d := &DB{db: sdb, path: path, now: o.Now}
-	if err := d.migrate(ctx); err != nil {
-		sdb.Close()
 		return nil, err
+	}
+	if err := d.migrate(ctx); err != nil {
+		d.db.Close()
+		return nil, d.fail("open mailbox", err)
 	}
 	return d, nil
 }
@@ -149,15 +202,27 @@ func Open(ctx context.Context, path string, o Options) (*DB, error) {
 // Close releases the database.
 func (d *DB) Close() error { return d.db.Close() }
 
-// Path is the database file.
+// Path is the database file, or the PostgreSQL URL without its password.
 func (d *DB) Path() string { return d.path }
 
+// Backend is "sqlite" or "postgres".
+func (d *DB) Backend() string { return d.be.name() }
+
+// redact is a database URL without its password, for messages: the
+// password may be in the user info or in a password= parameter.
 func redact(u string) string {
-	if p, err := url.Parse(u); err == nil && p.User != nil {
-		p.User = url.User(p.User.Username())
-		return p.String()
+	p, err := url.Parse(u)
+	if err != nil {
+		return "(an unparsable database URL)"
 	}
-	return u
+	if p.User != nil {
+		p.User = url.User(p.User.Username())
+	}
+	if q := p.Query(); q.Has("password") {
+		q.Del("password")
+		p.RawQuery = q.Encode()
+	}
+	return p.String()
 }
 
 // fail wraps err from operation op with the database path and its kind.
@@ -167,37 +232,30 @@ func (d *DB) fail(op string, err error) error {
 	}
 	var e *Error
 	if errors.As(err, &e) {
+		if e.secret == "" {
+			e.secret = d.secret
+		}
 		return err
 	}
-	return &Error{Op: op, Path: d.path, Kind: kindOf(err), Err: err}
-}
-
-func kindOf(err error) error {
+	kind := d.be.kindOf(err)
 	if errors.Is(err, ErrNotFound) {
-		return ErrNotFound
+		kind = ErrNotFound
 	}
-	var se *sqlite.Error
-	if !errors.As(err, &se) {
-		return nil
-	}
-	switch se.Code() & 0xff {
-	case sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED:
-		return ErrLocked
-	case sqlite3.SQLITE_READONLY, sqlite3.SQLITE_PERM:
-		return ErrReadOnly
-	case sqlite3.SQLITE_NOTADB, sqlite3.SQLITE_CORRUPT:
-		return ErrCorrupt
-	case sqlite3.SQLITE_CANTOPEN:
-		// The directory exists (Open checked), so this is permissions.
-		return ErrReadOnly
-	}
-	return nil
+	return &Error{Op: op, Path: d.path, Kind: kind, Err: err, secret: d.secret}
 }
 
-// inTx runs fn in one BEGIN IMMEDIATE transaction and commits it, or rolls
-// back on any error.
+// inTx runs fn in one transaction and commits it, or rolls back on any
+// error. The transaction is serialized with every other inTx (BEGIN
+// IMMEDIATE on SQLite, an advisory lock on PostgreSQL), so fn may read and
+// then write as if alone.
 func (d *DB) inTx(ctx context.Context, op string, fn func(tx *sql.Tx) error) error {
-	tx, err := d.db.BeginTx(ctx, nil)
+	return d.txn(ctx, op, true, fn)
+}
+
+// txn is inTx, or with serialized false a transaction that relies on row
+// locks alone (a drain's claim).
+func (d *DB) txn(ctx context.Context, op string, serialized bool, fn func(tx *sql.Tx) error) error {
+	tx, err := d.be.begin(ctx, d, serialized)
 	if err != nil {
 		return d.fail(op, err)
 	}
@@ -211,22 +269,38 @@ func (d *DB) inTx(ctx context.Context, op string, fn func(tx *sql.Tx) error) err
 	return nil
 }
 
+// migrationFiles are the schema files of one backend ("migrations" or
+// "migrations/postgres"), in version order.
+func migrationFiles(dir string) ([]string, error) {
+	files, err := fs.Glob(migrations, dir+"/*.sql")
+	sort.Strings(files)
+	return files, err
+}
+
+// querier is what *sql.DB and *sql.Tx share.
+type querier interface {
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+}
+
+// migrate applies the backend's schema files after the database's version,
+// in one serialized transaction (inTx), so that two processes opening a
+// fresh database at once apply them once: the second waits, then finds the
+// schema current. It costs one query when the schema is current.
 func (d *DB) migrate(ctx context.Context) error {
-	files, err := fs.Glob(migrations, "migrations/*.sql")
+	files, err := migrationFiles(d.be.migrationDir())
 	if err != nil {
 		return err
 	}
-	sort.Strings(files)
-	var current int
-	if err := d.db.QueryRowContext(ctx, "PRAGMA user_version").Scan(&current); err != nil {
-		return d.fail("open mailbox", err)
-	}
-	if current == len(files) {
-		return nil
+	current, err := d.be.version(ctx, d.db)
+	if err != nil || current == len(files) {
+		return err
 	}
 	return d.inTx(ctx, "migrate mailbox", func(tx *sql.Tx) error {
+		if err := d.be.prepareMigration(ctx, tx); err != nil {
+			return err
+		}
 		// Another process may have migrated while we waited for the lock.
-		if err := tx.QueryRowContext(ctx, "PRAGMA user_version").Scan(&current); err != nil {
+		if current, err = d.be.version(ctx, tx); err != nil {
 			return err
 		}
 		if current > len(files) {
@@ -242,65 +316,50 @@ func (d *DB) migrate(ctx context.Context) error {
 				return fmt.Errorf("apply %s: %w", files[i], err)
 			}
 		}
-		_, err := tx.ExecContext(ctx, fmt.Sprintf("PRAGMA user_version = %d", len(files)))
-		return err
+		return d.be.setVersion(ctx, tx, len(files))
 	})
 }
 
 // SchemaVersion is the migrated schema version (for tests and diagnostics).
 func (d *DB) SchemaVersion(ctx context.Context) (int, error) {
-	var v int
-	err := d.db.QueryRowContext(ctx, "PRAGMA user_version").Scan(&v)
+	v, err := d.be.version(ctx, d.db)
 	return v, d.fail("read schema version", err)
 }
 
-// DataVersion changes whenever another connection commits to the database; a
-// watcher polls it (one cheap pragma) and re-queries only when it moves.
-func (d *DB) DataVersion(ctx context.Context, conn *sql.Conn) (int64, error) {
-	var v int64
-	err := conn.QueryRowContext(ctx, "PRAGMA data_version").Scan(&v)
-	return v, d.fail("watch mailbox", err)
+// Watch calls check, then again each time the team's mailbox may have
+// changed, until check reports done, ctx ends, or the deadline passes
+// (ok=false). It is pushed, not polled: SQLite wakes on the database's
+// files changing (inotify), PostgreSQL on LISTEN/NOTIFY; each with a slow
+// safety poll. A waiter costs nothing while nothing happens, and notices a
+// change within milliseconds.
+func (d *DB) Watch(ctx context.Context, team string, deadline time.Time, check func() (bool, error)) (ok bool, err error) {
+	ok, err = d.be.watch(ctx, d, team, deadline, check)
+	if err != nil && ctx.Err() == nil {
+		return ok, d.fail("watch mailbox", err)
+	}
+	return ok, err
 }
 
-// Watch calls check, then again each time the database changes, until check
-// reports done, ctx ends, or the deadline passes (ok=false). It polls
-// PRAGMA data_version every interval: a few microseconds per poll, and a
-// change is noticed within one interval.
-func (d *DB) Watch(ctx context.Context, deadline time.Time, interval time.Duration, check func() (bool, error)) (ok bool, err error) {
-	conn, err := d.db.Conn(ctx)
-	if err != nil {
-		return false, d.fail("watch mailbox", err)
+// sleepUntil waits for the first of ctx, the deadline (when set), wake, or
+// poll; it reports false when the deadline has passed or ctx ended.
+func sleepUntil(ctx context.Context, deadline time.Time, poll time.Duration, wake <-chan struct{}) bool {
+	wait := poll
+	if !deadline.IsZero() {
+		left := time.Until(deadline)
+		if left <= 0 {
+			return false
+		}
+		wait = min(wait, left)
 	}
-	defer conn.Close()
-	last := int64(-1)
-	for {
-		v, err := d.DataVersion(ctx, conn)
-		if err != nil {
-			return false, err
-		}
-		if v != last {
-			last = v
-			done, err := check()
-			if err != nil || done {
-				return done, err
-			}
-		}
-		wait := interval
-		if !deadline.IsZero() {
-			left := time.Until(deadline)
-			if left <= 0 {
-				return false, nil
-			}
-			wait = min(wait, left)
-		}
-		t := time.NewTimer(wait)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return false, ctx.Err()
-		case <-t.C:
-		}
+	t := time.NewTimer(wait)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-wake:
+	case <-t.C:
 	}
+	return true
 }
 
 func nanos(t time.Time) int64 { return t.UnixNano() }

@@ -97,12 +97,6 @@ func (d *DB) Send(ctx context.Context, m Message) (Message, error) {
 	return m, nil
 }
 
-// unreadByRecipient names the partial index that drain and peek must use.
-// Without statistics SQLite's planner prefers messages_by_recipient, the
-// recipient's whole history, so a drain read every message the recipient
-// ever got: 0.5 s per drain at 100k read messages instead of microseconds.
-const unreadByRecipient = `messages INDEXED BY messages_unread_by_recipient`
-
 // PreviewLen is how much of a body's first line a message keeps as its
 // preview, in characters.
 const PreviewLen = 200
@@ -165,9 +159,10 @@ func limitClause(limit int) string {
 // 0 means all), to deliver and then marks exactly those read, all in one
 // write transaction. deliver runs before the read mark commits: if it fails,
 // or the process dies, the messages stay unread and are delivered again — a
-// crash can repeat a message but never lose one. Because the transaction
-// holds the write lock from its first read, two drains of one inbox never
-// both get the same message.
+// crash can repeat a message but never lose one. The backend's claim makes
+// two drains of one inbox never get the same message: SQLite's transaction
+// holds the write lock from its first read; PostgreSQL locks the selected
+// rows and skips rows another drain has locked.
 func (d *DB) Drain(ctx context.Context, team, to string, limit int, deliver func([]Message) error) ([]Message, error) {
 	return d.drain(ctx, team, to, 0, limit, deliver)
 }
@@ -197,25 +192,17 @@ func unreadWhere(team, to string, replyTo int64) (from, where string, args []any
 func (d *DB) drain(ctx context.Context, team, to string, replyTo int64, limit int, deliver func([]Message) error) ([]Message, error) {
 	from, where, args := unreadWhere(team, to, replyTo)
 	var msgs []Message
-	err := d.inTx(ctx, "drain inbox", func(tx *sql.Tx) error {
-		var err error
-		msgs, err = queryMessages(ctx, tx,
-			`SELECT `+messageCols+` FROM `+from+` WHERE `+where+` ORDER BY id`+limitClause(limit), args...)
-		if err != nil || len(msgs) == 0 {
-			return err
-		}
+	err := d.txn(ctx, "drain inbox", false, func(tx *sql.Tx) error {
 		now := d.now().UTC()
-		// Every matching unread id up to the last one selected is in msgs:
-		// the select was ordered by id and nobody can write while we hold
-		// the lock. The mark is written before delivery but commits only
-		// after it, so a failed or interrupted delivery still rolls it back;
-		// writing it first means a database we cannot write (SQLite quietly
-		// turns BEGIN IMMEDIATE into a read transaction on a read-only file)
-		// fails here, before anything is printed, instead of repeating every
-		// message on every drain.
-		if _, err := tx.ExecContext(ctx,
-			`UPDATE `+from+` SET read_at = ? WHERE `+where+` AND id <= ?`,
-			append(append([]any{nanos(now)}, args...), msgs[len(msgs)-1].ID)...); err != nil {
+		var err error
+		// The mark is written before delivery but commits only after it, so
+		// a failed or interrupted delivery still rolls it back; writing it
+		// first means a database we cannot write (SQLite quietly turns BEGIN
+		// IMMEDIATE into a read transaction on a read-only file) fails here,
+		// before anything is printed, instead of repeating every message on
+		// every drain.
+		msgs, err = d.be.claim(ctx, tx, from, where, args, limit, now)
+		if err != nil || len(msgs) == 0 {
 			return err
 		}
 		if err := deliver(msgs); err != nil {

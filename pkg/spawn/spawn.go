@@ -45,9 +45,6 @@ const (
 // --timeout says otherwise: codex's first turn was measured at 143–187 s.
 const MinHandshakeWait = 300 * time.Second
 
-// pollInterval bounds how late the mark (or the agent's exit) is noticed.
-const pollInterval = 20 * time.Millisecond
-
 // Errors a caller maps to exit codes and hints.
 var (
 	ErrBusy  = errors.New("another spawn of this agent is in progress")
@@ -113,9 +110,11 @@ func Spawn(ctx context.Context, db *mailbox.DB, finder agenttype.Finder, req Req
 	if st, err := os.Stat(req.Workdir); err != nil || !st.IsDir() {
 		return Result{}, fmt.Errorf("workdir %s is not a directory", req.Workdir)
 	}
-	dbPath, err := filepath.Abs(req.DBPath)
-	if err != nil {
-		return Result{}, err
+	dbPath := req.DBPath
+	if !mailbox.IsPostgres(dbPath) {
+		if dbPath, err = filepath.Abs(dbPath); err != nil {
+			return Result{}, err
+		}
 	}
 
 	lock, err := db.Lock(req.Team, req.Name+".spawn")
@@ -262,7 +261,7 @@ func handshake(ctx context.Context, db *mailbox.DB, t *agenttype.Type, req Reque
 		if deadline.Before(next) {
 			next = deadline
 		}
-		ok, err = db.Watch(ctx, next, pollInterval, check)
+		ok, err = db.Watch(ctx, req.Team, next, check)
 		if err != nil || ok || !time.Now().Before(deadline) {
 			break
 		}
@@ -291,7 +290,7 @@ func handshake(ctx context.Context, db *mailbox.DB, t *agenttype.Type, req Reque
 }
 
 func waitForExitRecord(ctx context.Context, db *mailbox.DB, team, name, run string) {
-	db.Watch(ctx, time.Now().Add(5*time.Second), pollInterval, func() (bool, error) {
+	db.Watch(ctx, team, time.Now().Add(5*time.Second), func() (bool, error) {
 		a, err := db.Agent(ctx, team, name)
 		return err != nil || a.Run != run || a.ExitCode != nil, nil
 	})

@@ -41,9 +41,6 @@ import (
 // App is the inbox command.
 var App = command.App{Build: build, Default: "drain"}
 
-// pollInterval bounds how late --wait notices a new message.
-const pollInterval = 50 * time.Millisecond
-
 func build(env *command.Env) *cli.App {
 	drain := &cli.Command{
 		Name:      "drain",
@@ -355,7 +352,7 @@ func runDrain(c *cli.Context, env *command.Env) error {
 	}
 	command.NoteUnknownTeam(c.Context, env, "inbox", db, team)
 	stop := command.Progress(env, "waiting for a message")
-	got, err := db.Watch(c.Context, time.Now().Add(wait), pollInterval, once)
+	got, err := db.Watch(c.Context, team, time.Now().Add(wait), once)
 	stop()
 	if err != nil {
 		return err

@@ -1,0 +1,32 @@
+package mailbox
+
+import (
+	"database/sql"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/stdlib"
+)
+
+// OpenRaw opens the mailbox at path (a file or a postgres:// URL) with
+// database/sql alone, bypassing the store, for tests that set up or inspect
+// rows; its queries take ? placeholders on either backend, as the store's do.
+func OpenRaw(path string) (*sql.DB, error) {
+	if !IsPostgres(path) {
+		return sql.Open("sqlite", "file:"+path+"?_busy_timeout=5000&_journal_mode=WAL")
+	}
+	cfg, err := pgx.ParseConfig(path)
+	if err != nil {
+		return nil, err
+	}
+	return sql.OpenDB(rebindConnector{stdlib.GetConnector(*cfg)}), nil
+}
+
+// Rebind is rebind, for its unit test.
+var Rebind = rebind
+
+// SafetyPolls are the backends' slow re-check intervals.
+var SafetyPolls = map[string]time.Duration{"sqlite": sqliteSafetyPoll, "postgres": pgSafetyPoll}
+
+// StaleQuery is staleQuery, for the plan tests.
+var StaleQuery = staleQuery

@@ -1,0 +1,364 @@
+package mailbox
+
+// The PostgreSQL backend: one team mailbox shared by many hosts.
+
+import (
+	"context"
+	"database/sql"
+	"database/sql/driver"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/stdlib"
+)
+
+type pgBackend struct{}
+
+// DefaultConnectTimeout bounds a connection attempt when the URL sets no
+// connect_timeout: a command run by cron should fail, not hang.
+const DefaultConnectTimeout = 10 * time.Second
+
+func openPostgres(ctx context.Context, rawURL string, o Options) (*DB, error) {
+	display := redact(rawURL)
+	cfg, err := pgx.ParseConfig(rawURL)
+	if err != nil {
+		// pgconn's parse errors already hide the password.
+		return nil, &Error{Op: "open mailbox", Path: display, Kind: ErrBackend, Err: errors.Unwrap(err)}
+	}
+	if cfg.ConnectTimeout == 0 {
+		cfg.ConnectTimeout = DefaultConnectTimeout
+	}
+	if _, ok := cfg.RuntimeParams["application_name"]; !ok {
+		cfg.RuntimeParams["application_name"] = "teamkit"
+	}
+	// The busy timeout is how long a statement waits for a lock (another
+	// process's serialized transaction, a row it holds).
+	cfg.RuntimeParams["lock_timeout"] = fmt.Sprint(o.BusyTimeout.Milliseconds())
+	if !strings.Contains(rawURL, "default_query_exec_mode") {
+		// Every command is a short process that runs each query once or
+		// twice: one round trip each, instead of prepare-then-execute.
+		cfg.DefaultQueryExecMode = pgx.QueryExecModeExec
+	}
+	sdb := sql.OpenDB(rebindConnector{stdlib.GetConnector(*cfg)})
+	d := &DB{db: sdb, be: pgBackend{}, path: display, now: o.Now, secret: cfg.Password}
+	if err := sdb.PingContext(ctx); err != nil {
+		sdb.Close()
+		return nil, d.fail("open mailbox", err)
+	}
+	return d, nil
+}
+
+func (pgBackend) name() string { return "postgres" }
+
+func (pgBackend) kindOf(err error) error {
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) {
+		switch pe.Code {
+		case "55P03", "40P01": // lock_not_available, deadlock_detected
+			return ErrLocked
+		case "25006", "42501": // read_only_sql_transaction, insufficient_privilege
+			return ErrReadOnly
+		case "28P01", "28000": // invalid_password, invalid_authorization_specification
+			return ErrAuth
+		case "42P07", "42701": // duplicate_table, duplicate_column: someone else's tables
+			return ErrCorrupt
+		}
+		return nil
+	}
+	var ce *pgconn.ConnectError
+	if errors.As(err, &ce) {
+		return ErrConnect
+	}
+	return nil
+}
+
+// writeLock is the key of the advisory lock that serializes inTx across
+// every connection to this schema, as SQLite's write lock does.
+const writeLock = `SELECT pg_advisory_xact_lock(hashtextextended('teamkit/' || current_schema() || '/write', 0))`
+
+func (pgBackend) begin(ctx context.Context, d *DB, serialized bool) (*sql.Tx, error) {
+	tx, err := d.db.BeginTx(ctx, nil)
+	if err != nil || !serialized {
+		return tx, err
+	}
+	if _, err := tx.ExecContext(ctx, writeLock); err != nil {
+		tx.Rollback()
+		return nil, err
+	}
+	return tx, nil
+}
+
+// claim locks the rows it selects and skips rows another drain has locked,
+// so drains on any number of hosts proceed side by side and never share a
+// message; it marks exactly the rows it got (a range would take a skipped
+// row whose drain then failed).
+func (pgBackend) claim(ctx context.Context, tx *sql.Tx, from, where string, args []any, limit int, now time.Time) ([]Message, error) {
+	msgs, err := queryMessages(ctx, tx,
+		`SELECT `+messageCols+` FROM `+from+` WHERE `+where+` ORDER BY id`+limitClause(limit)+` FOR UPDATE SKIP LOCKED`, args...)
+	if err != nil || len(msgs) == 0 {
+		return nil, err
+	}
+	ids := make([]int64, len(msgs))
+	for i, m := range msgs {
+		ids[i] = m.ID
+	}
+	_, err = tx.ExecContext(ctx, `UPDATE messages SET read_at = ? WHERE id = ANY(?)`, nanos(now), ids)
+	return msgs, err
+}
+
+func (pgBackend) migrationDir() string { return "migrations/postgres" }
+
+// The version is the one row of table teamkit_schema.
+func (pgBackend) version(ctx context.Context, q querier) (int, error) {
+	var v int
+	err := q.QueryRowContext(ctx, `SELECT version FROM teamkit_schema`).Scan(&v)
+	var pe *pgconn.PgError
+	switch {
+	case errors.As(err, &pe) && pe.Code == "42P01": // undefined_table: a fresh database
+		return 0, nil
+	case errors.Is(err, sql.ErrNoRows):
+		return 0, nil
+	}
+	return v, err
+}
+
+// prepareMigration makes sure the version table exists. migrate's inTx
+// holds the write lock (a transaction advisory lock), and PostgreSQL's DDL
+// is transactional, so a failed migration leaves nothing behind.
+func (pgBackend) prepareMigration(ctx context.Context, tx *sql.Tx) error {
+	_, err := tx.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS teamkit_schema (version integer NOT NULL)`)
+	return err
+}
+
+func (pgBackend) setVersion(ctx context.Context, tx *sql.Tx, v int) error {
+	if _, err := tx.ExecContext(ctx, `DELETE FROM teamkit_schema`); err != nil {
+		return err
+	}
+	_, err := tx.ExecContext(ctx, `INSERT INTO teamkit_schema (version) VALUES (?)`, v)
+	return err
+}
+
+// lock is a session advisory lock on a connection taken out of the pool
+// for as long as the lock is held. The server releases it when the session
+// ends: the holder exits or dies, or its host drops off the network (once
+// the server notices, by TCP keepalive).
+func (pgBackend) lock(d *DB, team, key string) (*Lock, error) {
+	var conn *sql.Conn
+	name := team + "/" + key
+	l := &Lock{}
+	l.tryLock = func() (bool, error) {
+		ctx := context.Background()
+		c, err := d.db.Conn(ctx)
+		if err != nil {
+			return false, d.fail("lock "+name, err)
+		}
+		var ok bool
+		if err := c.QueryRowContext(ctx,
+			`SELECT pg_try_advisory_lock(hashtextextended('teamkit/' || current_schema() || '/lock/' || ?, 0))`, name).Scan(&ok); err != nil {
+			c.Close()
+			return false, d.fail("lock "+name, err)
+		}
+		if !ok {
+			c.Close()
+			return false, nil
+		}
+		conn = c
+		return true, nil
+	}
+	l.unlock = func() error {
+		c := conn
+		conn = nil
+		_, err := c.ExecContext(context.Background(),
+			`SELECT pg_advisory_unlock(hashtextextended('teamkit/' || current_schema() || '/lock/' || ?, 0))`, name)
+		if err != nil {
+			// Never hand a connection that may still hold the lock back
+			// to the pool: discard it, which ends the session.
+			c.Raw(func(any) error { return driver.ErrBadConn })
+		}
+		c.Close()
+		return d.fail("unlock "+name, err)
+	}
+	return l, nil
+}
+
+// pgSafetyPoll is how often a waiter re-checks without a notification: the
+// backstop for one lost while its connection was being replaced.
+const pgSafetyPoll = 5 * time.Second
+
+// watch LISTENs on the schema's channel, to which every write to a table
+// a waiter cares about notifies its team (the triggers of migration 001),
+// and re-checks when its team's notification arrives.
+func (pgBackend) watch(ctx context.Context, d *DB, team string, deadline time.Time, check func() (bool, error)) (bool, error) {
+	for {
+		done, err := listenOnce(ctx, d, team, deadline, check)
+		if err == nil || ctx.Err() != nil || !errors.Is(err, errListenLost) {
+			if ctx.Err() != nil {
+				return false, ctx.Err()
+			}
+			return done, err
+		}
+		// The listening connection broke: wait a moment, then listen
+		// again (listenOnce checks first, so nothing sent meanwhile is
+		// missed).
+		if !sleepUntil(ctx, deadline, 200*time.Millisecond, nil) {
+			return false, ctx.Err()
+		}
+	}
+}
+
+var errListenLost = errors.New("lost the listening connection")
+
+func listenOnce(ctx context.Context, d *DB, team string, deadline time.Time, check func() (bool, error)) (done bool, err error) {
+	conn, err := d.db.Conn(ctx)
+	if err != nil {
+		return false, fmt.Errorf("%w: %w", errListenLost, err)
+	}
+	defer conn.Close()
+	var channel string
+	if err := conn.QueryRowContext(ctx, `SELECT 'teamkit.' || current_schema()`).Scan(&channel); err != nil {
+		return false, fmt.Errorf("%w: %w", errListenLost, err)
+	}
+	err = conn.Raw(func(dc any) error {
+		pc := dc.(rebindConn).Conn.Conn()
+		if _, err := pc.Exec(ctx, "LISTEN "+pgx.Identifier{channel}.Sanitize()); err != nil {
+			return fmt.Errorf("%w: %w", errListenLost, err)
+		}
+		defer func() {
+			if err == nil {
+				_, err = pc.Exec(context.Background(), "UNLISTEN *")
+			}
+		}()
+		for {
+			if done, err = check(); err != nil || done {
+				return err
+			}
+			for {
+				wait := pgSafetyPoll
+				if !deadline.IsZero() {
+					left := time.Until(deadline)
+					if left <= 0 {
+						return nil
+					}
+					wait = min(wait, left)
+				}
+				wctx, cancel := context.WithTimeout(ctx, wait)
+				n, err := pc.WaitForNotification(wctx)
+				cancel()
+				if ctx.Err() != nil {
+					return ctx.Err()
+				}
+				if err != nil {
+					if errors.Is(err, context.DeadlineExceeded) && !pc.IsClosed() {
+						break // the safety poll, or the deadline
+					}
+					return driver.ErrBadConn
+				}
+				if n.Payload == team {
+					break
+				}
+			}
+		}
+	})
+	if errors.Is(err, driver.ErrBadConn) {
+		return false, errListenLost
+	}
+	return done, err
+}
+
+// rebindConnector hands out connections that rebind each query.
+type rebindConnector struct{ driver.Connector }
+
+func (c rebindConnector) Connect(ctx context.Context) (driver.Conn, error) {
+	dc, err := c.Connector.Connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return rebindConn{dc.(*stdlib.Conn)}, nil
+}
+
+// rebindConn is pgx's database/sql connection with every query passed
+// through rebind on its way in, so the store's queries are written once.
+// Embedding keeps every optional driver interface pgx implements.
+type rebindConn struct{ *stdlib.Conn }
+
+func (c rebindConn) Prepare(q string) (driver.Stmt, error) { return c.Conn.Prepare(rebind(q)) }
+
+func (c rebindConn) PrepareContext(ctx context.Context, q string) (driver.Stmt, error) {
+	return c.Conn.PrepareContext(ctx, rebind(q))
+}
+
+func (c rebindConn) ExecContext(ctx context.Context, q string, args []driver.NamedValue) (driver.Result, error) {
+	return c.Conn.ExecContext(ctx, rebind(q), args)
+}
+
+func (c rebindConn) QueryContext(ctx context.Context, q string, args []driver.NamedValue) (driver.Rows, error) {
+	return c.Conn.QueryContext(ctx, rebind(q), args)
+}
+
+// rebind turns the store's portable SQL into PostgreSQL's: each ? outside
+// quotes and comments becomes $1, $2, …, and SQLite's planner hint
+// "INDEXED BY name" is dropped (PostgreSQL's planner has statistics and no
+// such hint). Dollar-quoted bodies ($$ … $$, in the migrations) are kept
+// as they are.
+func rebind(q string) string {
+	if !strings.ContainsAny(q, "?") && !strings.Contains(q, "INDEXED BY") {
+		return q
+	}
+	var b strings.Builder
+	b.Grow(len(q) + 16)
+	n := 0
+	for i := 0; i < len(q); {
+		c := q[i]
+		switch {
+		case c == '\'' || c == '"':
+			j := i + 1
+			for j < len(q) && q[j] != c {
+				j++
+			}
+			b.WriteString(q[i:min(j+1, len(q))])
+			i = j + 1
+		case c == '-' && strings.HasPrefix(q[i:], "--"):
+			j := strings.IndexByte(q[i:], '\n')
+			if j < 0 {
+				j = len(q) - i
+			}
+			b.WriteString(q[i : i+j])
+			i += j
+		case c == '/' && strings.HasPrefix(q[i:], "/*"):
+			j := strings.Index(q[i+2:], "*/")
+			end := len(q)
+			if j >= 0 {
+				end = i + 2 + j + 2
+			}
+			b.WriteString(q[i:end])
+			i = end
+		case c == '$' && strings.HasPrefix(q[i:], "$$"):
+			j := strings.Index(q[i+2:], "$$")
+			end := len(q)
+			if j >= 0 {
+				end = i + 2 + j + 2
+			}
+			b.WriteString(q[i:end])
+			i = end
+		case c == '?':
+			n++
+			fmt.Fprintf(&b, "$%d", n)
+			i++
+		case c == ' ' && strings.HasPrefix(q[i:], " INDEXED BY "):
+			// " INDEXED BY name": skip the hint and the index name.
+			j := i + len(" INDEXED BY ")
+			for j < len(q) && (q[j] == '_' || q[j] >= 'a' && q[j] <= 'z' || q[j] >= '0' && q[j] <= '9') {
+				j++
+			}
+			i = j
+		default:
+			b.WriteByte(c)
+			i++
+		}
+	}
+	return b.String()
+}

@@ -1,0 +1,216 @@
+package mailbox
+
+// The SQLite backend: one file on one machine.
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net/url"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/fsnotify/fsnotify"
+	"github.com/gofrs/flock"
+	"modernc.org/sqlite"
+	sqlite3 "modernc.org/sqlite/lib"
+)
+
+type sqliteBackend struct{}
+
+func openSQLite(path string, o Options) (*DB, error) {
+	if st, err := os.Stat(path); err == nil && st.IsDir() {
+		return nil, &Error{Op: "open mailbox", Path: path, Kind: ErrCorrupt, Err: errors.New("it is a directory")}
+	}
+	dir := filepath.Dir(path)
+	if _, err := os.Stat(dir); errors.Is(err, fs.ErrNotExist) {
+		if !o.CreateDir {
+			return nil, &Error{Op: "open mailbox", Path: path, Kind: ErrNoDir, Err: fmt.Errorf("%s is missing", dir)}
+		}
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			return nil, &Error{Op: "create mailbox directory", Path: dir, Err: err}
+		}
+	}
+	q := url.Values{}
+	q.Set("_busy_timeout", fmt.Sprint(o.BusyTimeout.Milliseconds()))
+	q.Set("_journal_mode", "WAL")
+	q.Set("_synchronous", "NORMAL")
+	q.Set("_txlock", "immediate")
+	dsn := "file:" + (&url.URL{Path: path}).EscapedPath() + "?" + q.Encode()
+	sdb, err := sql.Open("sqlite", dsn)
+	if err != nil {
+		return nil, &Error{Op: "open mailbox", Path: path, Err: err}
+	}
+	return &DB{db: sdb, be: sqliteBackend{}, path: path, now: o.Now}, nil
+}
+
+func (sqliteBackend) name() string { return "sqlite" }
+
+func (sqliteBackend) kindOf(err error) error {
+	var se *sqlite.Error
+	if !errors.As(err, &se) {
+		return nil
+	}
+	switch se.Code() & 0xff {
+	case sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED:
+		return ErrLocked
+	case sqlite3.SQLITE_READONLY, sqlite3.SQLITE_PERM:
+		return ErrReadOnly
+	case sqlite3.SQLITE_NOTADB, sqlite3.SQLITE_CORRUPT:
+		return ErrCorrupt
+	case sqlite3.SQLITE_CANTOPEN:
+		// The directory exists (Open checked), so this is permissions.
+		return ErrReadOnly
+	}
+	return nil
+}
+
+// begin is BEGIN IMMEDIATE (the DSN's _txlock): every write transaction
+// takes the write lock first, serialized or not.
+func (sqliteBackend) begin(ctx context.Context, d *DB, _ bool) (*sql.Tx, error) {
+	return d.db.BeginTx(ctx, nil)
+}
+
+// unreadByRecipient names the partial index that drain and peek must use.
+// Without statistics SQLite's planner prefers messages_by_recipient, the
+// recipient's whole history, so a drain read every message the recipient
+// ever got: 0.5 s per drain at 100k read messages instead of microseconds.
+// (PostgreSQL has no such hint and needs none: rebind drops it.)
+const unreadByRecipient = `messages INDEXED BY messages_unread_by_recipient`
+
+// claim needs no row locks: the transaction holds the write lock from its
+// first read, so every matching unread id up to the last one selected is in
+// msgs (the select was ordered by id and nobody can write meanwhile).
+func (sqliteBackend) claim(ctx context.Context, tx *sql.Tx, from, where string, args []any, limit int, now time.Time) ([]Message, error) {
+	msgs, err := queryMessages(ctx, tx,
+		`SELECT `+messageCols+` FROM `+from+` WHERE `+where+` ORDER BY id`+limitClause(limit), args...)
+	if err != nil || len(msgs) == 0 {
+		return nil, err
+	}
+	_, err = tx.ExecContext(ctx,
+		`UPDATE `+from+` SET read_at = ? WHERE `+where+` AND id <= ?`,
+		append(append([]any{nanos(now)}, args...), msgs[len(msgs)-1].ID)...)
+	return msgs, err
+}
+
+func (sqliteBackend) migrationDir() string { return "migrations" }
+
+// The version is PRAGMA user_version.
+func (sqliteBackend) version(ctx context.Context, q querier) (int, error) {
+	var v int
+	err := q.QueryRowContext(ctx, "PRAGMA user_version").Scan(&v)
+	return v, err
+}
+
+func (sqliteBackend) prepareMigration(context.Context, *sql.Tx) error { return nil }
+
+func (sqliteBackend) setVersion(ctx context.Context, tx *sql.Tx, v int) error {
+	_, err := tx.ExecContext(ctx, fmt.Sprintf("PRAGMA user_version = %d", v))
+	return err
+}
+
+// lock is a file lock beside the database, in "<db>-locks/<team>/", so
+// every process using this mailbox contends for the same lock whatever its
+// XDG_STATE_HOME. The kernel releases it when its holder dies, even by
+// SIGKILL.
+func (sqliteBackend) lock(d *DB, team, key string) (*Lock, error) {
+	dir := filepath.Join(d.path+"-locks", team)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("create lock directory: %w", err)
+	}
+	f := flock.New(filepath.Join(dir, key+".lock"))
+	return &Lock{tryLock: f.TryLock, unlock: f.Unlock}, nil
+}
+
+// sqliteSafetyPoll is how often a waiter looks at PRAGMA data_version
+// without being woken: the backstop for a change inotify cannot see (a
+// database on a network file system, say). The wake-up itself is
+// immediate.
+const sqliteSafetyPoll = 2 * time.Second
+
+// sqliteFallbackPoll is the poll when no file watcher can be had (the
+// inotify limits are reached): what every waiter did before the watcher.
+const sqliteFallbackPoll = 50 * time.Millisecond
+
+// watch sleeps on inotify events for the database's directory, filtered to
+// the database file and its WAL and journal (a commit in WAL mode always
+// writes the WAL), and looks at PRAGMA data_version — a counter that moves
+// when another connection commits, a few microseconds to read — only when
+// woken. check runs only when that counter moved. An idle waiter is a
+// process blocked in read(2).
+func (sqliteBackend) watch(ctx context.Context, d *DB, _ string, deadline time.Time, check func() (bool, error)) (bool, error) {
+	conn, err := d.db.Conn(ctx)
+	if err != nil {
+		return false, err
+	}
+	defer conn.Close()
+	wake := make(chan struct{}, 1)
+	poll := sqliteSafetyPoll
+	if w, err := fsnotify.NewWatcher(); err != nil {
+		poll = sqliteFallbackPoll
+	} else {
+		defer w.Close()
+		if err := w.Add(filepath.Dir(d.path)); err != nil {
+			poll = sqliteFallbackPoll
+		} else {
+			go forwardChanges(w, filepath.Base(d.path), wake)
+		}
+	}
+	last := int64(-1)
+	for {
+		var v int64
+		if err := conn.QueryRowContext(ctx, "PRAGMA data_version").Scan(&v); err != nil {
+			if ctx.Err() != nil {
+				return false, ctx.Err()
+			}
+			return false, err
+		}
+		if v != last {
+			last = v
+			done, err := check()
+			if err != nil || done {
+				return done, err
+			}
+		}
+		if !sleepUntil(ctx, deadline, poll, wake) {
+			return false, ctx.Err()
+		}
+	}
+}
+
+// forwardChanges turns the watcher's events on base, base-wal or
+// base-journal into at most one pending wake-up, until the watcher closes.
+func forwardChanges(w *fsnotify.Watcher, base string, wake chan<- struct{}) {
+	for {
+		select {
+		case ev, ok := <-w.Events:
+			if !ok {
+				return
+			}
+			switch filepath.Base(ev.Name) {
+			case base, base + "-wal", base + "-journal":
+			default:
+				continue
+			}
+			if ev.Op == fsnotify.Chmod {
+				continue
+			}
+			select {
+			case wake <- struct{}{}:
+			default:
+			}
+		case _, ok := <-w.Errors:
+			if !ok {
+				return
+			}
+			// An overflowed queue lost events: look once to be sure.
+			select {
+			case wake <- struct{}{}:
+			default:
+			}
+		}
+	}
+}
