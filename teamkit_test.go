@@ -22,6 +22,7 @@ import (
 	"github.com/teamkit/teamkit/pkg/command"
 	"github.com/teamkit/teamkit/pkg/github/githubtest"
 	"github.com/teamkit/teamkit/pkg/pgtest"
+	spawnpkg "github.com/teamkit/teamkit/pkg/spawn"
 )
 
 // The end-to-end scripts in testdata/script run the real commands, as a
@@ -72,6 +73,7 @@ func TestScripts(t *testing.T) {
 var postgresScripts = []string{
 	"readme_walkthrough", "inbox_roundtrip", "inbox_bytes", "ready", "spawn_handshake",
 	"spawn_probe", "ask_local", "resume_question", "resume_concurrent", "resume_pause", "resume_crash",
+	"fleet", "inbox_fleet",
 }
 
 func TestScriptsPostgres(t *testing.T) {
@@ -105,6 +107,8 @@ func scriptParams(t *testing.T, dir string, files []string) testscript.Params {
 				e.Defer(drop)
 				e.Setenv("TEAMKIT_DB", u)
 			}
+			// Where spawn keeps this mailbox's run files, for the scripts.
+			e.Setenv("RUNS", spawnpkg.RunsDir(filepath.Join(work, "state", "teamkit"), e.Getenv("TEAMKIT_DB")))
 			e.Setenv("USER", "tester")
 			root, err := os.Getwd() // the repository root, where this file is
 			if err != nil {

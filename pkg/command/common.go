@@ -72,9 +72,11 @@ func OpenMailbox(ctx context.Context, c *cli.Context, env *Env) (*mailbox.DB, er
 	}
 	_, statErr := os.Stat(path)
 	db, err := mailbox.Open(ctx, path, opts)
-	if err == nil && explicit && errors.Is(statErr, fs.ErrNotExist) && !strings.Contains(path, "://") {
+	isFile := !strings.Contains(path, "://")
+	if err == nil && explicit && (isFile && errors.Is(statErr, fs.ErrNotExist) || !isFile && db.Created()) {
 		// A mistyped TEAMKIT_DB would otherwise pass for an empty team.
-		fmt.Fprintf(env.Stderr, "%s: note: created a new mailbox at %s\n", c.App.Name, path)
+		// (db.Path is a URL without its password.)
+		fmt.Fprintf(env.Stderr, "%s: note: created a new mailbox at %s\n", c.App.Name, db.Path())
 	}
 	return db, err
 }

@@ -69,8 +69,8 @@ func (d *DB) SendAll(ctx context.Context, m Message) ([]Message, error) {
 func (d *DB) TeamKnown(ctx context.Context, team string) (bool, error) {
 	var n int
 	err := d.db.QueryRowContext(ctx,
-		`SELECT (SELECT COUNT(*) FROM (SELECT 1 FROM agents WHERE team = ? LIMIT 1))
-		      + (SELECT COUNT(*) FROM (SELECT 1 FROM messages WHERE team = ? LIMIT 1))`, team, team).Scan(&n)
+		`SELECT (SELECT COUNT(*) FROM (SELECT 1 FROM agents WHERE team = ? LIMIT 1) AS a)
+		      + (SELECT COUNT(*) FROM (SELECT 1 FROM messages WHERE team = ? LIMIT 1) AS m)`, team, team).Scan(&n)
 	return n > 0, d.fail("look up team", err)
 }
 

@@ -131,6 +131,8 @@ type DB struct {
 	now  func() time.Time
 	// secret is the PostgreSQL password, kept only to scrub it from errors.
 	secret string
+	// created is set when Open made the schema in an empty database.
+	created bool
 }
 
 // backend is what differs between SQLite and PostgreSQL; everything else is
@@ -204,6 +206,10 @@ func (d *DB) Close() error { return d.db.Close() }
 
 // Path is the database file, or the PostgreSQL URL without its password.
 func (d *DB) Path() string { return d.path }
+
+// Created reports whether Open made the mailbox: the schema went into an
+// empty database (or a new file).
+func (d *DB) Created() bool { return d.created }
 
 // Backend is "sqlite" or "postgres".
 func (d *DB) Backend() string { return d.be.name() }
@@ -307,6 +313,7 @@ func (d *DB) migrate(ctx context.Context) error {
 			return &Error{Op: "open mailbox", Path: d.path, Kind: ErrTooNew,
 				Err: fmt.Errorf("schema version %d, this teamkit knows %d", current, len(files))}
 		}
+		d.created = current == 0
 		for i := current; i < len(files); i++ {
 			ddl, err := migrations.ReadFile(files[i])
 			if err != nil {
