@@ -3,15 +3,16 @@ package mailbox_test
 import (
 	"context"
 	"errors"
-	"path/filepath"
 	"testing"
 
 	"github.com/teamkit/teamkit/pkg/mailbox"
 )
 
 func TestSlack(t *testing.T) {
-	db := open(t, filepath.Join(t.TempDir(), "team.db"), newClock())
-	testSlack(t, db)
+	eachBackend(t, func(t *testing.T, be backend) {
+		db, _, _ := newDB(t, be)
+		testSlack(t, db)
+	})
 }
 
 // testSlack: an ask's Slack message is recorded once and finds the ask; its
