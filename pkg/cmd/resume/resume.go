@@ -1,7 +1,7 @@
 // Package resume is the resume command: carry each answer back to its agent
 // in a fresh spawn.
 //
-//	resume <team> [--watch] [--interval D] [--deciders LOGIN,…|@FILE] [--json]
+//	resume <team> [--watch] [--interval D] [--deciders LOGIN,…|@FILE] [--slack-deciders ID,…|@FILE] [--json]
 //	resume pause <team>
 //	resume unpause <team>
 //
@@ -61,7 +61,7 @@ func build(env *command.Env, h Hooks) *cli.App {
 		Name:      "resume",
 		Usage:     "carry answers back: re-spawn each agent whose ask was answered",
 		ArgsUsage: "<team>",
-		UsageText: "resume <team> [--watch] [--interval D] [--deciders LOGIN,…] [--json]\n" +
+		UsageText: "resume <team> [--watch] [--interval D] [--deciders LOGIN,…] [--slack-deciders ID,…] [--json]\n" +
 			"resume pause|unpause <team>",
 		Description: "Deciders (who may approve): --deciders or $TEAMKIT_DECIDERS, comma-separated GitHub logins or @FILE\n" +
 			"(one login per line). GitHub: API base $GITHUB_API_URL, token $GH_TOKEN, $GITHUB_TOKEN or the gh login.\n" +
@@ -72,7 +72,8 @@ func build(env *command.Env, h Hooks) *cli.App {
 			"1 failure (each reported on one line; every ask concerned stays awaiting), 64 usage error.\n\n" +
 			"Examples:\n" +
 			"   resume myteam                                   # one pass, for cron\n" +
-			"   resume myteam --watch --interval 1m --deciders alice,bob",
+			"   resume myteam --watch --interval 1m --deciders alice,bob\n" +
+			"   TEAMKIT_SLACK_APP_TOKEN=xapp-… resume myteam --watch --slack-deciders U0123ABCD   # also hear Slack",
 		Flags: command.Common(
 			&cli.BoolFlag{Name: "watch", Usage: "run a pass every --interval until interrupted"},
 			&cli.DurationFlag{Name: "interval", Value: DefaultInterval, Usage: "time `D` between --watch passes"},
@@ -109,7 +110,7 @@ const minInterval = 10 * time.Millisecond
 func run(c *cli.Context, env *command.Env, h Hooks) error {
 	args := c.Args().Slice()
 	if len(args) > 1 {
-		return command.Usagef("usage: resume <team> [--watch] [--interval D] [--deciders LOGIN,…]")
+		return command.Usagef("usage: resume <team> [--watch] [--interval D] [--deciders LOGIN,…] [--slack-deciders ID,…]")
 	}
 	team, _, _, err := command.Identity(env, args, 1)
 	if err != nil {
