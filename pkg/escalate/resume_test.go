@@ -44,7 +44,7 @@ const issue = "octo/repo#7"
 // fixture is a mailbox, a fake GitHub and a spawner that records its
 // launches the way spawn does (so crash recovery can find them).
 type fixture struct {
-	t      *testing.T
+	t      testing.TB
 	dir    string
 	path   string
 	db     *mailbox.DB
@@ -58,7 +58,7 @@ type fixture struct {
 	resumed  []Resumed
 }
 
-func newFixture(t *testing.T) *fixture {
+func newFixture(t testing.TB) *fixture {
 	t.Helper()
 	f := &fixture{t: t, dir: t.TempDir()}
 	f.path = filepath.Join(f.dir, "team.db")

@@ -126,7 +126,7 @@ func TestFoldSlack(t *testing.T) {
 }
 
 // slackFixture adds a Slack stand-in and a client for it.
-func slackFixture(t *testing.T) (*fixture, *slacktest.Server, *slack.Client) {
+func slackFixture(t testing.TB) (*fixture, *slacktest.Server, *slack.Client) {
 	f := newFixture(t)
 	s := slacktest.NewServer()
 	t.Cleanup(s.Close)
@@ -179,7 +179,7 @@ func listen(t *testing.T, cl *slack.Client, h slack.Handler) {
 	})
 }
 
-func waitSlack(t *testing.T, s *slacktest.Server, what string, cond func(slacktest.View) bool) {
+func waitSlack(t testing.TB, s *slacktest.Server, what string, cond func(slacktest.View) bool) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()

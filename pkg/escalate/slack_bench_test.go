@@ -1,0 +1,51 @@
+package escalate
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/teamkit/teamkit/pkg/mailbox"
+	"github.com/teamkit/teamkit/pkg/slack/slacktest"
+)
+
+// BenchmarkSlackReactionToRespawn is how long a decider's ✅ takes to reach
+// a re-spawn with a watching resume whose interval is an hour: the event
+// over Socket Mode, its ack after the store, the wake, the pass, the
+// compare-and-set and the (recorded, not launched) spawn. Figures in
+// docs/BENCHMARKS.md.
+func BenchmarkSlackReactionToRespawn(b *testing.B) {
+	f, s, cl := slackFixture(b)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	wake := make(chan struct{}, 1)
+	r := f.resumer(f.db, "")
+	r.SlackPeople = func() (SlackPeople, error) { return ReadSlackPeople("U0ERIN", "", nil) }
+	r.Wake = wake
+	go cl.Listen(ctx, SlackHandler(f.db, "t", func() {
+		select {
+		case wake <- struct{}{}:
+		default:
+		}
+	}), func(string, ...any) {})
+	go r.Watch(ctx, time.Hour)
+	waitSlack(b, s, "connected", func(v slacktest.View) bool { return v.Connected() })
+	var total time.Duration
+	for i := 0; i < b.N; i++ {
+		b.StopTimer()
+		a := f.ask(fmt.Sprintf("w%d", i), "", mailbox.KindApproval, "Deploy?")
+		a, err := PostSlack(ctx, f.db, cl, slacktest.Channel, SlackPeople{}, a, true)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.StartTimer()
+		start := time.Now()
+		s.Inject(slacktest.Reaction("U0ERIN", "white_check_mark", a.SlackChannel, a.SlackTS, s.NewTS()))
+		for f.state(a.ID).ResumedRun == "" {
+			time.Sleep(200 * time.Microsecond)
+		}
+		total += time.Since(start)
+	}
+	b.ReportMetric(float64(total.Microseconds())/float64(b.N)/1000, "ms/reaction")
+}
