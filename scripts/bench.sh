@@ -9,7 +9,9 @@
 # process and the ratios the targets are stated in:
 #
 #   a mailbox command costs at most ~2x the bare binary;
-#   stale and drain on 1M messages stay within 2x of 1k.
+#   stale, drain and inbox list (unread) on 1M messages stay within 2x of 1k;
+#   inbox list --all streams: its peak memory (GNU time's max RSS) is the
+#   same at 1M as at 1k.
 #
 # Timing needs nothing but bash (EPOCHREALTIME, bash >= 5; else GNU date);
 # Go is needed only to build. Usage:
@@ -60,7 +62,7 @@ median_ms() {
 		END { m = (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2; printf "%.2f", m / 1000 }'
 }
 
-declare -A MS
+declare -A MS RSS
 # time_cmd KEY CMD…: RUNS timed runs after 3 untimed ones.
 time_cmd() {
 	local key=$1 i t0 samples=()
@@ -101,6 +103,19 @@ for s in 1k 1M; do
 	time_roundtrip "$s"
 	time_cmd "stale_$s" "$bin/stale" crew --min 10 --db "${DB[$s]}"
 	time_cmd "quiet_$s" "$bin/stale" crew --min 100000 --db "${DB[$s]}"
+	time_cmd "list_$s" "$bin/inbox" list crew --db "${DB[$s]}"
+	# The whole history once (a million rows at 1M): wall time and peak
+	# memory of one process, with GNU time when it is there.
+	if [[ -x /usr/bin/time ]]; then
+		read -r wall rss < <(/usr/bin/time -f '%e %M' "$bin/inbox" list crew --all --db "${DB[$s]}" 2>&1 >/dev/null | tail -1)
+		MS[all_$s]=$(awk -v w="$wall" 'BEGIN { printf "%.2f", w * 1000 }')
+		RSS[$s]=$((rss / 1024))
+	else
+		tick; t0=$T
+		run "$bin/inbox" list crew --all --db "${DB[$s]}"
+		tick; MS[all_$s]=$(awk -v d=$((T - t0)) 'BEGIN { printf "%.2f", d / 1000 }')
+		RSS[$s]=?
+	fi
 done
 
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
@@ -118,6 +133,10 @@ row "inbox drain (one message)" drain
 row "inbox send + inbox drain (two processes)" trip
 row "stale crew --min 10 (~300 stale listed)" stale
 row "stale crew --min 100000 (none stale)" quiet
+row "inbox list crew (~300 unread listed)" list
+row "inbox list crew --all (whole history, once)" all
+echo
+echo "inbox list crew --all, peak RSS: ${RSS[1k]} MiB at 1k, ${RSS[1M]} MiB at 1M"
 echo
 echo "## Ratios to the bare binary (same mailbox)"
 echo
@@ -136,8 +155,10 @@ worst=$(for s in 1k 1M; do for k in send drain stale quiet; do
 done; done | sort -n | tail -1)
 stale_r=$(ratio "${MS[stale_1M]}" "${MS[stale_1k]}")
 drain_r=$(ratio "${MS[drain_1M]}" "${MS[drain_1k]}")
+list_r=$(ratio "${MS[list_1M]}" "${MS[list_1k]}")
 echo "## Targets"
 echo
 echo "- a mailbox command <= ~2x the bare binary: worst ${worst%% *}x (${worst#* }) — $(verdict "${worst%% *}" 2)"
 echo "- stale 1M within 2x of 1k: ${stale_r}x — $(verdict "$stale_r" 2)"
 echo "- drain 1M within 2x of 1k: ${drain_r}x — $(verdict "$drain_r" 2)"
+echo "- inbox list 1M within 2x of 1k: ${list_r}x — $(verdict "$list_r" 2)"

@@ -41,3 +41,56 @@ func TestStaleUsesCoveringIndex(t *testing.T) {
 		}
 	}
 }
+
+// Every form of inbox list reads an index in id order: no scan of the
+// table, no sort of the whole history (so ListEach streams).
+func TestListUsesIndexes(t *testing.T) {
+	ctx := context.Background()
+	db, err := Open(ctx, filepath.Join(t.TempDir(), "t.db"), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	for _, tc := range []struct {
+		to    string
+		all   bool
+		index string
+	}{
+		{"", false, "messages_unread_by_team"},
+		{"", true, "messages_by_team"},
+		{"w", false, "messages_unread_by_recipient"},
+		{"w", true, "messages_by_recipient"},
+	} {
+		args := []any{"t"}
+		if tc.to != "" {
+			args = append(args, tc.to)
+		}
+		p := queryPlan(t, db, listQuery(tc.to, tc.all), args...)
+		if !strings.Contains(p, "USING INDEX "+tc.index) || strings.Contains(p, "TEMP B-TREE") {
+			t.Errorf("list (to %q, all %v) does not stream from %s:\n%s", tc.to, tc.all, tc.index, p)
+		}
+	}
+	_, where, args := unreadWhere("t", "w", 7)
+	if p := queryPlan(t, db, `SELECT id FROM messages WHERE `+where+` ORDER BY id`, args...); !strings.Contains(p, "messages_unread_replies") {
+		t.Errorf("replies are not served by messages_unread_replies:\n%s", p)
+	}
+}
+
+func queryPlan(t *testing.T, db *DB, q string, args ...any) string {
+	t.Helper()
+	rows, err := db.db.QueryContext(context.Background(), "EXPLAIN QUERY PLAN "+q, args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var plan []string
+	for rows.Next() {
+		var id, parent, notused int
+		var detail string
+		if err := rows.Scan(&id, &parent, &notused, &detail); err != nil {
+			t.Fatal(err)
+		}
+		plan = append(plan, detail)
+	}
+	return strings.Join(plan, "\n")
+}
