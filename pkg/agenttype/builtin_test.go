@@ -14,7 +14,7 @@ import (
 	"github.com/teamkit/teamkit/pkg/briefing"
 )
 
-var builtinNames = []string{"claude", "codex", "gemini", "grok-build", "probe"}
+var builtinNames = []string{"claude", "codex", "gemini", "grok-build", "opencode", "probe"}
 
 func TestBuiltinList(t *testing.T) {
 	list, err := Finder{Builtin: Builtin()}.List()
@@ -55,7 +55,8 @@ func TestBuiltinTypes(t *testing.T) {
 			if !strings.Contains(brief, task) || !strings.Contains(brief, "ready mark") {
 				t.Errorf("%s briefing lacks the task or the handshake:\n%s", name, brief)
 			}
-			vars := Vars{Prompt: brief, PromptFile: "/tmp/brief.md", Name: "w1", Team: "t1", Workdir: "/w", TypeDir: "/types/" + name}
+			vars := Vars{Prompt: brief, PromptFile: "/tmp/brief.md", Name: "w1", Team: "t1", Workdir: "/w", TypeDir: "/types/" + name,
+				Ready: "/bin/ready", Inbox: "/bin/inbox", Ask: "/bin/ask"}
 			argv, err := ty.Conf.Argv(vars)
 			if err != nil {
 				t.Fatal(err)
@@ -96,6 +97,7 @@ func TestBuiltinTypeSettings(t *testing.T) {
 		"claude":     {"claude", BootArgv, HandshakeActAs, 300},
 		"gemini":     {"gemini", BootArgv, HandshakeActAs, 300},
 		"grok-build": {"grok", BootFile, HandshakeNone, 0},
+		"opencode":   {"opencode", BootStdin, HandshakeActAs, 300},
 		"probe":      {"sh", BootFile, HandshakeActAs, 30},
 	}
 	for name, w := range want {
@@ -113,6 +115,17 @@ func TestBuiltinTypeSettings(t *testing.T) {
 		if !slices.Contains(claude.Conf.UnsetEnv, v) {
 			t.Errorf("claude does not unset %s", v)
 		}
+	}
+	// claude allows exactly the teamkit commands the briefing spells out.
+	argv, err := claude.Conf.Argv(Vars{Prompt: "p", Ready: "/b/ready", Inbox: "/b/inbox", Ask: "/b/ask"})
+	if err != nil || !slices.Contains(argv, "Bash(/b/ready:*),Bash(/b/inbox:*),Bash(/b/ask:*)") {
+		t.Errorf("claude's --allowedTools do not name the resolved commands: %q %v", argv, err)
+	}
+	// codex must not run the agent's commands in a login shell, whose
+	// profile resets PATH and drops the spawner's environment.
+	codex, _ := f.Find("codex")
+	if !slices.Contains(codex.Conf.Command, "allow_login_shell=false") {
+		t.Errorf("codex runs commands in a login shell: %q", codex.Conf.Command)
 	}
 }
 
@@ -193,7 +206,8 @@ func runProbeWith(t *testing.T, shell, briefText string, drains []string, extraE
 	if briefText != "<none>" {
 		os.WriteFile(brief, []byte(briefText), 0o644)
 	}
-	argv, err := ty.Conf.Argv(Vars{PromptFile: brief, TypeDir: typedir, Name: "w1", Team: "t1", Workdir: fake})
+	argv, err := ty.Conf.Argv(Vars{PromptFile: brief, TypeDir: typedir, Name: "w1", Team: "t1", Workdir: fake,
+		Ready: filepath.Join(bin, "ready"), Inbox: filepath.Join(bin, "inbox"), Ask: filepath.Join(bin, "ask")})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -110,7 +110,7 @@ var (
 		"TEAMKIT_RUN": true, "TEAMKIT_ISSUE": true,
 	}
 
-	placeholderNames = []string{"prompt", "prompt_file", "name", "team", "workdir", "typedir"}
+	placeholderNames = []string{"prompt", "prompt_file", "name", "team", "workdir", "typedir", "ready", "inbox", "ask"}
 )
 
 const knownKeys = "one of command, launch, boot, monitor, handshake, ready_timeout, env.NAME, unset_env"
@@ -324,6 +324,10 @@ type Vars struct {
 	Team       string // {team}
 	Workdir    string // {workdir}
 	TypeDir    string // {typedir}: the directory holding the type's files
+	// {ready}, {inbox}, {ask}: the teamkit commands as the briefing spells
+	// them (absolute paths), so a type can allow exactly those, say in
+	// claude's --allowedTools.
+	Ready, Inbox, Ask string
 }
 
 func (v Vars) lookup(name string) string {
@@ -340,6 +344,12 @@ func (v Vars) lookup(name string) string {
 		return v.Workdir
 	case "typedir":
 		return v.TypeDir
+	case "ready":
+		return v.Ready
+	case "inbox":
+		return v.Inbox
+	case "ask":
+		return v.Ask
 	}
 	return ""
 }

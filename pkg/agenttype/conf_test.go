@@ -107,7 +107,7 @@ func TestParseErrors(t *testing.T) {
 		{"command=   '' {prompt}", `t.conf:1: command is empty…`},
 		{"# only\nlaunch=tmux\n", `t.conf: missing required key "command"`},
 		{"", `t.conf: missing required key "command"`},
-		{"launch=tmux\ncommand=a {promt}", `t.conf:2: command uses unknown placeholder {promt}; expected one of {prompt}, {prompt_file}, {name}, {team}, {workdir}, {typedir}`},
+		{"launch=tmux\ncommand=a {promt}", `t.conf:2: command uses unknown placeholder {promt}; expected one of {prompt}, {prompt_file}, {name}, {team}, {workdir}, {typedir}, {ready}, {inbox}, {ask}`},
 		{"command=a --x={prompt}{agent_name}", `t.conf:1: command uses unknown placeholder {agent_name}…`},
 		{"\n\ncommand=a b", `t.conf:3: boot=argv but no argument of command contains {prompt}; expected {prompt} in the argument that carries the briefing`},
 		{"command=a {prompt}\nboot=file", `t.conf:1: boot=file but no argument of command contains {prompt_file}; expected {prompt_file} in the argument that names the briefing file`},

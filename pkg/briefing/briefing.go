@@ -45,6 +45,31 @@ type Data struct {
 	// Monitor is true when a push monitor watches the agent's inbox; when
 	// false the briefing says plainly that the agent must poll.
 	Monitor bool
+	// Commands spell the teamkit commands the briefing tells the agent to
+	// run; Render fills in the bare name for any left empty.
+	Commands Commands
+}
+
+// Commands are the teamkit commands as an agent must type them into its
+// shell tool: spawn resolves them to absolute paths, because the agent's
+// shell may not have them on its PATH (codex runs every command in a login
+// shell, whose /etc/profile resets PATH; a ~/.bashrc may do the same).
+// Each is one plain shell word (no quoting needed).
+type Commands struct {
+	Ready, Inbox, Ask string
+}
+
+// withDefaults fills in the bare names for empty fields.
+func (c Commands) withDefaults() Commands {
+	for _, f := range []struct {
+		p    *string
+		name string
+	}{{&c.Ready, "ready"}, {&c.Inbox, "inbox"}, {&c.Ask, "ask"}} {
+		if *f.p == "" {
+			*f.p = f.name
+		}
+	}
+	return c
 }
 
 // Render executes the template tmpl, called name in errors (say, the path of
@@ -59,6 +84,7 @@ func Render(name, tmpl string, d Data) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("briefing template %s: %w", name, err)
 	}
+	d.Commands = d.Commands.withDefaults()
 	var b strings.Builder
 	if err := t.Execute(&b, d); err != nil {
 		return "", fmt.Errorf("briefing template %s: %w", name, err)

@@ -152,3 +152,31 @@ func TestRenderErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestRenderCommands: the briefing spells the teamkit commands as spawn
+// resolved them, everywhere it tells the agent to run one, and says why.
+func TestRenderCommands(t *testing.T) {
+	d := data()
+	d.Commands = Commands{Ready: "/opt/tk/ready", Inbox: "/opt/tk/inbox", Ask: "/opt/tk/ask"}
+	out := render(t, onlyCore, d)
+	for _, want := range []string{
+		"Run `/opt/tk/ready mark`",
+		"Drain your inbox NOW: run `/opt/tk/inbox`",
+		"run `/opt/tk/inbox` again",
+		`/opt/tk/inbox send alpha <recipient> -- "your reply"`,
+		"`/opt/tk/ask \"your question\"` and then exit cleanly",
+		"may\nnot have them on its PATH",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("briefing lacks %q:\n%s", want, out)
+		}
+	}
+	for _, bare := range []string{"`ready mark`", "run `inbox`", "`ask \""} {
+		if strings.Contains(out, bare) {
+			t.Errorf("briefing still spells %q bare:\n%s", bare, out)
+		}
+	}
+	if strings.Contains(render(t, onlyCore, data()), "PATH") {
+		t.Errorf("a briefing with bare command names explains full paths")
+	}
+}

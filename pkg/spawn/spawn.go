@@ -142,9 +142,10 @@ func Spawn(ctx context.Context, db *mailbox.DB, finder agenttype.Finder, req Req
 	base := filepath.Join(runDir, run)
 	promptFile, logFile, specFile := base+".briefing.md", base+".log", base+".spec.json"
 
+	cmds := Commands(req.Environ, req.Self)
 	text, err := briefing.Render(t.Source+"/"+t.Name+"/template.md", t.Template, briefing.Data{
 		Team: req.Team, Name: req.Name, Type: t.Name, Run: run, Issue: req.Issue, Task: req.Task,
-		DB: dbPath, Monitor: t.Conf.Monitor,
+		DB: dbPath, Monitor: t.Conf.Monitor, Commands: cmds,
 	})
 	if err != nil {
 		return Result{}, err
@@ -156,7 +157,8 @@ func Spawn(ctx context.Context, db *mailbox.DB, finder agenttype.Finder, req Req
 	if err != nil {
 		return Result{}, err
 	}
-	vars := agenttype.Vars{Name: req.Name, Team: req.Team, Workdir: req.Workdir, TypeDir: typeDir, PromptFile: promptFile}
+	vars := agenttype.Vars{Name: req.Name, Team: req.Team, Workdir: req.Workdir, TypeDir: typeDir, PromptFile: promptFile,
+		Ready: cmds.Ready, Inbox: cmds.Inbox, Ask: cmds.Ask}
 	if t.Conf.Boot == agenttype.BootArgv {
 		vars.Prompt = text
 	}
