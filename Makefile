@@ -5,11 +5,17 @@ ifeq ($(GOBIN),)
 GOBIN   := $(shell $(GO) env GOPATH)/bin
 endif
 
-.PHONY: install demo test bench fuzz docs
-
 # The version --version prints: the tag or commit of this checkout.
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null)
 LDFLAGS := -X github.com/teamkit/teamkit/pkg/command.version=$(VERSION)
+
+# The real agent CLIs the built-in types are tested with (TestAgents), at the
+# versions the README names, in a cache outside the repository.
+CACHE_HOME ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)
+AGENT_CLIS_DIR ?= $(CACHE_HOME)/teamkit/agent-clis
+AGENT_CLIS := @anthropic-ai/claude-code@2.1.197 @openai/codex@0.171.0 @google/gemini-cli@0.61.0 opencode-ai@1.18.33
+
+.PHONY: install demo test bench fuzz docs agent-clis
 
 install:
 	$(GO) install -ldflags "$(LDFLAGS)" ./cmd/...
@@ -35,6 +41,10 @@ bench: install
 	$(GO) test -run '^$$' -bench . -benchtime 2000x ./pkg/mailbox/
 	bash scripts/bench.sh
 	PATH="$(GOBIN):$$PATH" $(GO) run ./scripts/benchhandshake -n 30
+
+# Idempotent: does nothing when these versions are installed already.
+agent-clis:
+	sh scripts/agent-clis.sh "$(AGENT_CLIS_DIR)" $(AGENT_CLIS)
 
 fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzWrap -fuzztime 60s ./pkg/fence/

@@ -1,0 +1,314 @@
+package teamkit_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/rogpeppe/go-internal/testscript"
+
+	"github.com/teamkit/teamkit/pkg/mailbox"
+	"github.com/teamkit/teamkit/pkg/modeltest"
+)
+
+// agentCLIs are the real agent CLIs the built-in types are tested with. The
+// Makefile's agent-clis target (which .ci/run calls) installs these versions;
+// keep the three in step.
+var agentCLIs = []string{"claude", "codex", "gemini", "opencode"}
+
+// agentCLIDir is where the agent CLIs are looked for: $TEAMKIT_AGENT_CLIS
+// (a directory holding the four executables), else the bin directory of the
+// cache the agent-clis make target installs into.
+func agentCLIDir() string {
+	if d := os.Getenv("TEAMKIT_AGENT_CLIS"); d != "" {
+		return d
+	}
+	cache := os.Getenv("XDG_CACHE_HOME")
+	if cache == "" {
+		home, _ := os.UserHomeDir()
+		cache = filepath.Join(home, ".cache")
+	}
+	return filepath.Join(cache, "teamkit", "agent-clis", "node_modules", ".bin")
+}
+
+type modelKey struct{}
+
+// TestAgents drives every built-in AI type (but grok-build, whose CLI is not
+// installable) end to end with its real CLI, against a scripted model server
+// on 127.0.0.1: the scripts in testdata/agents. Without the CLIs the test
+// skips with one line saying how to install them; in CI (CI=true) it fails.
+func TestAgents(t *testing.T) {
+	dir := agentCLIDir()
+	var missing []string
+	for _, c := range agentCLIs {
+		if st, err := os.Stat(filepath.Join(dir, c)); err != nil || st.Mode()&0o111 == 0 {
+			missing = append(missing, c)
+		}
+	}
+	if len(missing) > 0 {
+		msg := fmt.Sprintf("agent CLIs %s not found in %s: run `make agent-clis` (or set TEAMKIT_AGENT_CLIS) to test the built-in types with them", strings.Join(missing, ", "), dir)
+		if os.Getenv("CI") == "true" {
+			t.Fatal(msg)
+		}
+		t.Skip(msg)
+	}
+	params := scriptParams(t, "testdata/agents", nil)
+	setup := params.Setup
+	params.Setup = func(e *testscript.Env) error {
+		if err := setup(e); err != nil {
+			return err
+		}
+		return setupAgents(e, dir)
+	}
+	params.Cmds["model"] = modelCmd
+	params.Cmds["derivetype"] = deriveType
+	params.Cmds["runlog"] = runLog
+	testscript.Run(t, params)
+}
+
+// setupAgents points all four CLIs at a fresh scripted model server, with
+// the least configuration each needs to run headless, and makes the
+// agent's own shell hostile: every profile and rc file resets PATH, as
+// /etc/profile does for a login shell, so an agent finds the teamkit
+// commands only the way spawn tells it to.
+func setupAgents(e *testscript.Env, cliDir string) error {
+	srv, err := modeltest.New(modeltest.Teamkit)
+	if err != nil {
+		return err
+	}
+	srv.Marker = modeltest.BriefingMarker
+	// Deferred calls run last first: agents are gone before the server is,
+	// since codex retries a vanished server forever.
+	e.Defer(func() { srv.Close() })
+	e.Defer(func() { killAgents(e.Getenv("TEAMKIT_DB")) })
+	e.Values[modelKey{}] = srv
+
+	home := e.Getenv("HOME")
+	bin, err := exec.LookPath("spawn") // testscript's directory of our commands
+	if err != nil {
+		return err
+	}
+	e.Setenv("TEAMKIT_BIN", filepath.Dir(bin))
+	e.Setenv("AGENT_CLIS", cliDir)
+	e.Setenv("PATH", cliDir+string(filepath.ListSeparator)+e.Getenv("PATH"))
+	const key = "modeltest-key"
+	for k, v := range map[string]string{
+		// claude
+		"ANTHROPIC_BASE_URL": srv.URL(), "ANTHROPIC_API_KEY": key,
+		"DISABLE_TELEMETRY": "1", "DISABLE_AUTOUPDATER": "1", "DISABLE_ERROR_REPORTING": "1",
+		"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+		// codex: the provider in config.toml reads its key from here
+		"CODEX_HOME": filepath.Join(home, ".codex"), "MODELTEST_API_KEY": key,
+		// gemini
+		"GEMINI_API_KEY": key, "GOOGLE_GEMINI_BASE_URL": srv.URL(),
+		// opencode
+		"OPENCODE_DISABLE_MODELS_FETCH": "1", "OPENCODE_DISABLE_AUTOUPDATE": "1",
+		// Whatever else a CLI tries to reach fails at once, on 127.0.0.1.
+		"HTTPS_PROXY": "http://127.0.0.1:9", "HTTP_PROXY": "http://127.0.0.1:9", "ALL_PROXY": "http://127.0.0.1:9",
+		"NO_PROXY": "127.0.0.1,localhost",
+	} {
+		e.Setenv(k, v)
+	}
+	resetPath := "PATH=/usr/bin:/bin; export PATH\n"
+	files := map[string]string{
+		".profile": resetPath, ".bash_profile": resetPath, ".bashrc": resetPath,
+		".codex/config.toml": `model = "modeltest"
+model_provider = "modeltest"
+
+[model_providers.modeltest]
+name = "modeltest"
+base_url = "` + srv.URL() + `/v1"
+wire_api = "responses"
+env_key = "MODELTEST_API_KEY"
+`,
+		// The base URL alone would select another auth type (exit 41).
+		".gemini/settings.json": `{"security": {"auth": {"selectedType": "gemini-api-key"}},
+ "privacy": {"usageStatisticsEnabled": false}, "telemetry": {"enabled": false},
+ "general": {"disableAutoUpdate": true, "disableUpdateNag": true}}
+`,
+	}
+	for name, text := range files {
+		if err := writeFile(filepath.Join(home, name), text); err != nil {
+			return err
+		}
+	}
+	// opencode reads its config from $XDG_CONFIG_HOME/opencode; its
+	// anthropic provider takes the key from ANTHROPIC_API_KEY.
+	return writeFile(filepath.Join(e.Getenv("XDG_CONFIG_HOME"), "opencode", "opencode.json"),
+		`{"$schema": "https://opencode.ai/config.json", "autoupdate": false, "share": "disabled",
+ "model": "anthropic/claude-sonnet-4-5",
+ "provider": {"anthropic": {"options": {"baseURL": "`+srv.URL()+`/v1"}}}}
+`)
+}
+
+func writeFile(path, text string) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return err
+	}
+	return os.WriteFile(path, []byte(text), 0o600)
+}
+
+// modelCmd inspects what the CLIs sent the script's model server:
+//
+//	model briefing TEAM NAME [TASKFILE]
+//	    The first request of the agent's latest run (the first one offering a
+//	    shell tool whose briefing names the run) carried the run's briefing
+//	    byte for byte, as one text; and TASKFILE's content occurs in it
+//	    exactly once. Prints that briefing.
+//	model requests
+//	    One line per request: seq, protocol, path, shell tool, tool results,
+//	    and the turn answered.
+func modelCmd(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) == 0 {
+		ts.Fatalf("usage: model briefing TEAM NAME [TASKFILE] | model requests")
+	}
+	srv := ts.Value(modelKey{}).(*modeltest.Server)
+	switch {
+	case args[0] == "requests" && len(args) == 1:
+		for _, r := range srv.Requests() {
+			fmt.Fprintln(ts.Stdout(), requestLine(r))
+		}
+	case args[0] == "briefing" && (len(args) == 3 || len(args) == 4):
+		a := latestRun(ts, args[1], args[2])
+		want := ts.ReadFile(strings.TrimSuffix(a.Log, ".log") + ".briefing.md")
+		var first *modeltest.Request
+		deadline := time.Now().Add(waitLimit)
+		for first == nil {
+			for _, r := range srv.Requests() {
+				if r.Conversation.Shell != "" && strings.Contains(r.Conversation.Briefing, a.Run) {
+					first = &r
+					break
+				}
+			}
+			if first == nil && time.Now().After(deadline) {
+				for _, r := range srv.Requests() {
+					ts.Logf("%s", requestLine(r))
+				}
+				ts.Fatalf("model: no request of run %s reached the model", a.Run)
+			}
+			time.Sleep(pollEvery)
+		}
+		got := first.Conversation.Briefing
+		if got != want {
+			ts.Fatalf("model: request %d of run %s did not carry the briefing whole:\n--- sent to the model\n%q\n--- the run's briefing\n%q", first.Seq, a.Run, got, want)
+		}
+		if len(args) == 4 {
+			task := ts.ReadFile(args[3])
+			if n := strings.Count(got, task); n != 1 {
+				ts.Fatalf("model: the task in %s occurs %d times in the briefing the model got, want 1", args[3], n)
+			}
+		}
+		fmt.Fprint(ts.Stdout(), got)
+	default:
+		ts.Fatalf("usage: model briefing TEAM NAME [TASKFILE] | model requests")
+	}
+}
+
+func requestLine(r modeltest.Request) string {
+	turn := "-"
+	if r.Turn != nil {
+		turn = fmt.Sprintf("%q", r.Turn.Command+r.Turn.Text)
+	}
+	return fmt.Sprintf("%d %s %s %s shell=%s results=%d turn=%s", r.Seq, r.Protocol, r.Method, r.Path,
+		r.Conversation.Shell, len(r.Conversation.Results), turn)
+}
+
+// deriveType writes a user type DST into $TEAMKIT_TYPES from the built-in
+// type SRC, so a variant (launch=tmux, a flag less) cannot drift from the
+// type it varies:
+//
+//	derivetype SRC DST [KEY=VALUE | KEY-=TEXT]...
+//
+// KEY=VALUE replaces (or adds) a key's line; KEY-=TEXT removes TEXT from the
+// key's value.
+func deriveType(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) < 2 {
+		ts.Fatalf("usage: derivetype SRC DST [KEY=VALUE | KEY-=TEXT]...")
+	}
+	src := filepath.Join(ts.Getenv("TEAMKIT_ROOT"), "types", args[0])
+	dst := filepath.Join(ts.Getenv("TEAMKIT_TYPES"), args[1])
+	if ts.Getenv("TEAMKIT_TYPES") == "" {
+		ts.Fatalf("derivetype: set TEAMKIT_TYPES first")
+	}
+	conf := strings.Split(ts.ReadFile(filepath.Join(src, "type.conf")), "\n")
+	for _, edit := range args[2:] {
+		k, v, ok := strings.Cut(edit, "=")
+		if !ok {
+			ts.Fatalf("derivetype: %q is not KEY=VALUE or KEY-=TEXT", edit)
+		}
+		remove := strings.HasSuffix(k, "-")
+		k = strings.TrimSuffix(k, "-")
+		found := false
+		for i, line := range conf {
+			val, isKey := strings.CutPrefix(line, k+"=")
+			if !isKey {
+				continue
+			}
+			found = true
+			if remove {
+				if !strings.Contains(val, v) {
+					ts.Fatalf("derivetype: %s's %s has no %q", args[0], k, v)
+				}
+				conf[i] = k + "=" + strings.Replace(val, v, "", 1)
+			} else {
+				conf[i] = k + "=" + v
+			}
+		}
+		if !found {
+			if remove {
+				ts.Fatalf("derivetype: %s has no key %s", args[0], k)
+			}
+			conf = append(conf, k+"="+v)
+		}
+	}
+	ts.Check(os.MkdirAll(dst, 0o755))
+	ts.Check(os.WriteFile(filepath.Join(dst, "type.conf"), []byte(strings.Join(conf, "\n")), 0o644))
+	tmpl, err := os.ReadFile(filepath.Join(src, "template.md"))
+	ts.Check(err)
+	ts.Check(os.WriteFile(filepath.Join(dst, "template.md"), tmpl, 0o644))
+}
+
+// latestRun is the agent's record, of its latest launch.
+func latestRun(ts *testscript.TestScript, team, name string) mailbox.Agent {
+	ctx := context.Background()
+	db, err := mailbox.Open(ctx, ts.Getenv("TEAMKIT_DB"), mailbox.Options{})
+	ts.Check(err)
+	defer db.Close()
+	a, err := db.Agent(ctx, team, name)
+	ts.Check(err)
+	return a
+}
+
+// runLog prints the log of the agent's latest run: "runlog TEAM NAME".
+func runLog(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: runlog TEAM NAME")
+	}
+	fmt.Fprint(ts.Stdout(), ts.ReadFile(latestRun(ts, args[0], args[1]).Log))
+}
+
+// killAgents kills whatever still runs with this script's mailbox in its
+// environment (an agent left behind by a failed script), found through
+// /proc, so a failure never leaves a CLI running.
+func killAgents(db string) {
+	dirs, _ := os.ReadDir("/proc")
+	mark := []byte("TEAMKIT_DB=" + db + "\x00")
+	for _, d := range dirs {
+		pid, err := strconv.Atoi(d.Name())
+		if err != nil || pid == os.Getpid() {
+			continue
+		}
+		env, err := os.ReadFile(filepath.Join("/proc", d.Name(), "environ"))
+		if err == nil && bytes.Contains(env, mark) {
+			syscall.Kill(pid, syscall.SIGKILL)
+		}
+	}
+}

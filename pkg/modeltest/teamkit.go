@@ -1,0 +1,99 @@
+package modeltest
+
+import (
+	"regexp"
+	"strings"
+)
+
+// BriefingMarker starts every teamkit briefing (pkg/briefing's shared
+// template); set it as Server.Marker.
+const BriefingMarker = "# Your teamkit briefing"
+
+// Question is what Teamkit asks on an agent's first run.
+const Question = `Blue or "green"?`
+
+// answerBegin starts the fence around a human's answer in a re-spawn
+// briefing (pkg/fence).
+const answerBegin = "UNTRUSTED-HUMAN-TEXT BEGIN"
+
+// The commands as a briefing spells them (a bare name or an absolute path).
+var (
+	readyRe = regexp.MustCompile("`([^`\n]*ready) mark`")
+	inboxRe = regexp.MustCompile("`([^`\n]*inbox)`")
+	askRe   = regexp.MustCompile("`([^`\n]*ask) \"your question\"`")
+)
+
+// Teamkit is a model that follows a teamkit briefing the way a good agent
+// does, with the commands spelt exactly as the briefing spells them:
+//
+//  1. ready mark
+//  2. inbox (drain)
+//  3. inbox send lead -- 'got: <first line of the first message drained>'
+//     (or, when re-spawned with an answer: 'answer: <the answer's first line>')
+//  4. on a first run only: ask "Blue or "green"?" — then it stops, as the
+//     briefing says.
+//
+// The step is the number of tool results in the conversation, so the
+// server needs no state.
+func Teamkit(c Conversation) Turn {
+	b := c.Briefing
+	ready, inbox, ask := find(readyRe, b, "ready"), find(inboxRe, b, "inbox"), find(askRe, b, "ask")
+	answer, answered := Answer(b)
+	switch len(c.Results) {
+	case 0:
+		return Turn{Command: ready + " mark"}
+	case 1:
+		return Turn{Command: inbox}
+	case 2:
+		reply := "got: " + firstMessageLine(c.Results[1])
+		if answered {
+			reply = "answer: " + answer
+		}
+		return Turn{Command: inbox + " send lead -- " + quote(reply)}
+	case 3:
+		if !answered {
+			return Turn{Command: ask + " " + quote(Question)}
+		}
+	}
+	return Turn{Text: "Done; everything went out with inbox send."}
+}
+
+// Answer is the first line of the fenced human answer in a briefing.
+func Answer(briefing string) (string, bool) {
+	_, rest, ok := strings.Cut(briefing, answerBegin)
+	if !ok {
+		return "", false
+	}
+	// The BEGIN marker's line, then a label line, then the text.
+	lines := strings.SplitN(rest, "\n", 4)
+	if len(lines) < 3 {
+		return "", false
+	}
+	return lines[2], true
+}
+
+func find(re *regexp.Regexp, briefing, bare string) string {
+	if m := re.FindStringSubmatch(briefing); m != nil {
+		return m[1]
+	}
+	return bare
+}
+
+// firstMessageLine is the first body line of the first message in an
+// `inbox` drain's output ("--- id=… from=…" headers).
+func firstMessageLine(out string) string {
+	_, rest, ok := strings.Cut(out, "--- id=")
+	if !ok {
+		return "(no message)"
+	}
+	lines := strings.SplitN(rest, "\n", 3)
+	if len(lines) < 2 {
+		return "(no message)"
+	}
+	return lines[1]
+}
+
+// quote is s as one POSIX shell word.
+func quote(s string) string {
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
