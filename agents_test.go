@@ -74,8 +74,8 @@ func TestAgents(t *testing.T) {
 	testscript.Run(t, params)
 }
 
-// setupAgents points all four CLIs at a fresh scripted model server, with
-// the least configuration each needs to run headless, and makes the
+// setupAgents points all four CLIs at a fresh scripted model server
+// (modeltest.Configure), and makes the
 // agent's own shell hostile: every profile and rc file resets PATH, as
 // /etc/profile does for a login shell, so an agent finds the teamkit
 // commands only the way spawn tells it to.
@@ -99,61 +99,21 @@ func setupAgents(e *testscript.Env, cliDir string) error {
 	e.Setenv("TEAMKIT_BIN", filepath.Dir(bin))
 	e.Setenv("AGENT_CLIS", cliDir)
 	e.Setenv("PATH", cliDir+string(filepath.ListSeparator)+e.Getenv("PATH"))
-	const key = "modeltest-key"
-	for k, v := range map[string]string{
-		// claude
-		"ANTHROPIC_BASE_URL": srv.URL(), "ANTHROPIC_API_KEY": key,
-		"DISABLE_TELEMETRY": "1", "DISABLE_AUTOUPDATER": "1", "DISABLE_ERROR_REPORTING": "1",
-		"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
-		// codex: the provider in config.toml reads its key from here
-		"CODEX_HOME": filepath.Join(home, ".codex"), "MODELTEST_API_KEY": key,
-		// gemini
-		"GEMINI_API_KEY": key, "GOOGLE_GEMINI_BASE_URL": srv.URL(),
-		// opencode
-		"OPENCODE_DISABLE_MODELS_FETCH": "1", "OPENCODE_DISABLE_AUTOUPDATE": "1",
-		// Whatever else a CLI tries to reach fails at once, on 127.0.0.1.
-		"HTTPS_PROXY": "http://127.0.0.1:9", "HTTP_PROXY": "http://127.0.0.1:9", "ALL_PROXY": "http://127.0.0.1:9",
-		"NO_PROXY": "127.0.0.1,localhost",
-	} {
+	env, err := srv.Configure(home, e.Getenv("XDG_CONFIG_HOME"))
+	if err != nil {
+		return err
+	}
+	for _, kv := range env {
+		k, v, _ := strings.Cut(kv, "=")
 		e.Setenv(k, v)
 	}
 	resetPath := "PATH=/usr/bin:/bin; export PATH\n"
-	files := map[string]string{
-		".profile": resetPath, ".bash_profile": resetPath, ".bashrc": resetPath,
-		".codex/config.toml": `model = "modeltest"
-model_provider = "modeltest"
-
-[model_providers.modeltest]
-name = "modeltest"
-base_url = "` + srv.URL() + `/v1"
-wire_api = "responses"
-env_key = "MODELTEST_API_KEY"
-`,
-		// The base URL alone would select another auth type (exit 41).
-		".gemini/settings.json": `{"security": {"auth": {"selectedType": "gemini-api-key"}},
- "privacy": {"usageStatisticsEnabled": false}, "telemetry": {"enabled": false},
- "general": {"disableAutoUpdate": true, "disableUpdateNag": true}}
-`,
-	}
-	for name, text := range files {
-		if err := writeFile(filepath.Join(home, name), text); err != nil {
+	for _, name := range []string{".profile", ".bash_profile", ".bashrc"} {
+		if err := os.WriteFile(filepath.Join(home, name), []byte(resetPath), 0o600); err != nil {
 			return err
 		}
 	}
-	// opencode reads its config from $XDG_CONFIG_HOME/opencode; its
-	// anthropic provider takes the key from ANTHROPIC_API_KEY.
-	return writeFile(filepath.Join(e.Getenv("XDG_CONFIG_HOME"), "opencode", "opencode.json"),
-		`{"$schema": "https://opencode.ai/config.json", "autoupdate": false, "share": "disabled",
- "model": "anthropic/claude-sonnet-4-5",
- "provider": {"anthropic": {"options": {"baseURL": "`+srv.URL()+`/v1"}}}}
-`)
-}
-
-func writeFile(path, text string) error {
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-		return err
-	}
-	return os.WriteFile(path, []byte(text), 0o600)
+	return nil
 }
 
 // modelCmd inspects what the CLIs sent the script's model server:
