@@ -62,6 +62,16 @@ func StateHome(env *Env) string {
 // OpenMailbox opens (creating and migrating if needed) the command's mailbox.
 func OpenMailbox(ctx context.Context, c *cli.Context, env *Env) (*mailbox.DB, error) {
 	path, explicit := DBPath(c, env)
+	return openMailbox(ctx, c, env, path, explicit)
+}
+
+// OpenMailboxAt opens the mailbox at path (a file or a URL the user gave,
+// such as inbox copy's --to) as OpenMailbox opens the command's.
+func OpenMailboxAt(ctx context.Context, c *cli.Context, env *Env, path string) (*mailbox.DB, error) {
+	return openMailbox(ctx, c, env, path, true)
+}
+
+func openMailbox(ctx context.Context, c *cli.Context, env *Env, path string, explicit bool) (*mailbox.DB, error) {
 	opts := mailbox.Options{Now: env.Now, CreateDir: !explicit}
 	if s := env.Getenv("TEAMKIT_BUSY_TIMEOUT"); s != "" {
 		d, err := time.ParseDuration(s)

@@ -311,7 +311,7 @@ func (b *backlog) wait(t *testing.T, batch int) {
 		var n int
 		var oldest sql.NullInt64
 		err := b.db.QueryRow(`SELECT count(*), min(id) FROM (SELECT id FROM messages INDEXED BY messages_unread_by_recipient
-			 WHERE team = 'crew' AND recipient = 'w' AND read_at IS NULL ORDER BY id LIMIT ?)`, batch).Scan(&n, &oldest)
+			 WHERE team = 'crew' AND recipient = 'w' AND read_at IS NULL ORDER BY id LIMIT ?) AS unread`, batch).Scan(&n, &oldest)
 		if err != nil {
 			t.Errorf("poll backlog: %v", err)
 			return
@@ -357,21 +357,30 @@ func TestCrashedDrainNeverLoses(t *testing.T) {
 	if testing.Short() {
 		t.Skip("spawns and kills hundreds of processes")
 	}
-	const (
-		seeded   = 2000
-		drainers = 4
-		perSend  = 100
-		kills    = 36
-	)
-	bin := inboxBinary(t)
 	path := filepath.Join(t.TempDir(), "teamkit.db")
+	crashedDrains(t, path, [][]string{procEnv(path)}, crashLoad{seeded: 2000, drainers: 4, perSend: 100, kills: 36, limit: 25})
+}
+
+// crashLoad is how hard crashedDrains pushes: drainers processes, each
+// draining limit at a time, empty seeded messages while one sender adds
+// perSend more, and kills of the drains are SIGKILLed.
+type crashLoad struct{ seeded, drainers, perSend, kills, limit int }
+
+// crashedDrains runs l against the mailbox at path, drainer d with
+// environment envs[d%len(envs)] (its host; the sender runs on the first),
+// and checks that no message is lost, none is delivered twice by drains
+// that were not killed, and everything ends read.
+func crashedDrains(t *testing.T, path string, envs [][]string, l crashLoad) {
+	seeded, drainers, perSend, kills := l.seeded, l.drainers, l.perSend, l.kills
+	limit := strconv.Itoa(l.limit)
+	bin := inboxBinary(t)
 	want := seed(t, path, seeded)
-	env := procEnv(path)
+	env := envs[0]
 
 	var sendersDone atomic.Bool
 	work := &backlog{db: raw(t, path), done: &sendersDone}
 	var killsLeft atomic.Int64
-	killsLeft.Store(kills)
+	killsLeft.Store(int64(kills))
 	var mu sync.Mutex
 	clean := map[int64]int{}  // deliveries by drains that exited normally
 	killed := map[int64]int{} // deliveries by drains that were SIGKILLed
@@ -395,8 +404,8 @@ func TestCrashedDrainNeverLoses(t *testing.T) {
 			defer drainWG.Done()
 			for !t.Failed() {
 				final := sendersDone.Load() && killsLeft.Load() <= 0
-				cmd := exec.Command(bin, "drain", "crew", "w", "--json", "--limit", "25")
-				cmd.Env = env
+				cmd := exec.Command(bin, "drain", "crew", "w", "--json", "--limit", limit)
+				cmd.Env = envs[d%len(envs)]
 				stdout := &tapWriter{}
 				var stderr bytes.Buffer
 				cmd.Stdout, cmd.Stderr = stdout, &stderr
@@ -454,7 +463,7 @@ func TestCrashedDrainNeverLoses(t *testing.T) {
 					if final {
 						return
 					}
-					work.wait(t, 25)
+					work.wait(t, l.limit)
 				}
 			}
 		}()

@@ -163,6 +163,28 @@ type backend interface {
 	watch(ctx context.Context, d *DB, team string, deadline time.Time, check func() (bool, error)) (bool, error)
 	// kindOf classifies a driver error as one of the sentinels, or nil.
 	kindOf(err error) error
+	// tables lists the mailbox's tables (not the backend's bookkeeping).
+	tables(ctx context.Context, tx *sql.Tx) ([]string, error)
+	// afterCopy readies dst after Copy inserted rows with their ids.
+	afterCopy(ctx context.Context, tx *sql.Tx) error
+}
+
+// queryStrings runs a query of one text column.
+func queryStrings(ctx context.Context, tx *sql.Tx, q string, args ...any) ([]string, error) {
+	rows, err := tx.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var s string
+		if err := rows.Scan(&s); err != nil {
+			return nil, err
+		}
+		out = append(out, s)
+	}
+	return out, rows.Err()
 }
 
 // IsPostgres reports whether db (a --db or TEAMKIT_DB value) names a

@@ -269,6 +269,28 @@ func listenOnce(ctx context.Context, d *DB, team string, deadline time.Time, che
 	return done, err
 }
 
+func (pgBackend) tables(ctx context.Context, tx *sql.Tx) ([]string, error) {
+	return queryStrings(ctx, tx, `SELECT tablename::text FROM pg_tables
+		WHERE schemaname = current_schema() AND tablename != ? ORDER BY tablename`, versionTable)
+}
+
+// afterCopy moves each identity column's sequence past the largest id
+// copied in, so the next message or ask gets a new id.
+func (pgBackend) afterCopy(ctx context.Context, tx *sql.Tx) error {
+	cols, err := queryStrings(ctx, tx, `SELECT table_name::text || '.' || column_name::text FROM information_schema.columns
+		WHERE table_schema = current_schema() AND is_identity = 'YES'`)
+	if err != nil {
+		return err
+	}
+	for _, tc := range cols {
+		t, c, _ := strings.Cut(tc, ".")
+		if _, err := tx.ExecContext(ctx, `SELECT setval(pg_get_serial_sequence(?, ?), coalesce((SELECT max(`+c+`) FROM `+t+`), 0) + 1, false)`, t, c); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // rebindConnector hands out connections that rebind each query.
 type rebindConnector struct{ driver.Connector }
 

@@ -214,3 +214,11 @@ func forwardChanges(w *fsnotify.Watcher, base string, wake chan<- struct{}) {
 		}
 	}
 }
+
+func (sqliteBackend) tables(ctx context.Context, tx *sql.Tx) ([]string, error) {
+	return queryStrings(ctx, tx, `SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name`)
+}
+
+// afterCopy has nothing to do: AUTOINCREMENT's sqlite_sequence follows the
+// largest id inserted.
+func (sqliteBackend) afterCopy(context.Context, *sql.Tx) error { return nil }

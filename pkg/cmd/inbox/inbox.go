@@ -68,7 +68,8 @@ func build(env *command.Env) *cli.App {
 		UsageText: "inbox send <team> (<to> | --all) [BODY|-] [--from NAME] [--subject S] [--reply-to ID]\n" +
 			"inbox [drain] <team> <name> [--peek] [--limit N] [--wait D] [--reply-to ID] [--format T] [--json]\n" +
 			"inbox list <team> [<name>] [--all] [--json]\n" +
-			"inbox prune <team> --older D [--dry-run] [--json]",
+			"inbox prune <team> --older D [--dry-run] [--json]\n" +
+			"inbox copy --to DB [--db SOURCE] [--json]",
 		Description: "Inside an agent started by spawn, <team> and <name> default to $TEAMKIT_TEAM and $TEAMKIT_AGENT.\n" +
 			"Durations: a plain number is seconds (60), else 90s, 10m, 1h, 30d.\n" +
 			"Exit status: 0 done, 1 failure, 2 --wait passed with no message, 64 usage error.\n\n" +
@@ -122,6 +123,20 @@ func build(env *command.Env) *cli.App {
 					&cli.BoolFlag{Name: "dry-run", Usage: "say what would be removed, remove nothing"},
 				),
 				Action: func(c *cli.Context) error { return runPrune(c, env) },
+			},
+			{
+				Name:      "copy",
+				Usage:     "copy this mailbox, every team, into another (SQLite into PostgreSQL, say)",
+				UsageText: "inbox copy --to DB [--db SOURCE] [--json]",
+				Description: "Every message, agent, ask and setting, with their ids; the target must be empty.\n" +
+					"The source is locked for writing while it is read; stop the team first (resume pause, agents done).\n\n" +
+					"Examples:\n" +
+					"   inbox copy --db ~/.local/state/teamkit/teamkit.db --to postgres://teamkit@db.internal/teamkit\n" +
+					"   export TEAMKIT_DB=postgres://teamkit@db.internal/teamkit   # then point every host at it",
+				Flags: command.Common(
+					&cli.StringFlag{Name: "to", Usage: "the target mailbox: a `DB` path or postgres:// URL (required)"},
+				),
+				Action: func(c *cli.Context) error { return runCopy(c, env) },
 			},
 		},
 	}

@@ -1,0 +1,133 @@
+package mailbox
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// ErrNotEmpty is Copy's refusal to write into a mailbox that holds data.
+var ErrNotEmpty = errors.New("the target mailbox is not empty")
+
+// versionTable is the PostgreSQL backend's bookkeeping, never copied.
+const versionTable = "teamkit_schema"
+
+// TableCount is how many rows Copy copied into one table.
+type TableCount struct {
+	Table string `json:"table"`
+	Rows  int64  `json:"rows"`
+}
+
+// Copy copies every row of every table of src into dst — a SQLite mailbox
+// into PostgreSQL, say, or back — keeping ids, so replies, asks and their
+// intents still point at each other and the ids people saw stay valid.
+// Both must be at the same schema version (Open migrates both to this
+// teamkit's), and dst must be empty. The tables and columns are read from
+// the source, so tables added by later migrations are copied too. The
+// source is read inside a serialized transaction (on SQLite, its write
+// lock), so nothing is written to it meanwhile; dst is written in one
+// transaction: a failed copy leaves it empty.
+func Copy(ctx context.Context, src, dst *DB) ([]TableCount, error) {
+	sv, err := src.SchemaVersion(ctx)
+	if err != nil {
+		return nil, err
+	}
+	dv, err := dst.SchemaVersion(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if sv != dv {
+		return nil, dst.fail("copy mailbox", fmt.Errorf("source schema version %d, target %d", sv, dv))
+	}
+	var out []TableCount
+	err = src.inTx(ctx, "copy mailbox", func(stx *sql.Tx) error {
+		tables, err := src.be.tables(ctx, stx)
+		if err != nil {
+			return err
+		}
+		return dst.inTx(ctx, "copy mailbox", func(dtx *sql.Tx) error {
+			have, err := dst.be.tables(ctx, dtx)
+			if err != nil {
+				return err
+			}
+			for _, t := range tables {
+				if !slices.Contains(have, t) {
+					return fmt.Errorf("table %s of the source is not in the target", t)
+				}
+				var one int
+				err := dtx.QueryRowContext(ctx, `SELECT 1 FROM `+t+` LIMIT 1`).Scan(&one)
+				if err == nil {
+					return &Error{Op: "copy mailbox", Path: dst.path, Kind: ErrNotEmpty, Err: fmt.Errorf("table %s has rows", t)}
+				}
+				if !errors.Is(err, sql.ErrNoRows) {
+					return err
+				}
+			}
+			for _, t := range tables {
+				n, err := copyTable(ctx, stx, dtx, t)
+				if err != nil {
+					return fmt.Errorf("copy table %s: %w", t, err)
+				}
+				out = append(out, TableCount{Table: t, Rows: n})
+			}
+			return dst.be.afterCopy(ctx, dtx)
+		})
+	})
+	return out, err
+}
+
+// copyTable copies table t row by row, a few hundred rows per INSERT.
+func copyTable(ctx context.Context, stx, dtx *sql.Tx, t string) (int64, error) {
+	rows, err := stx.QueryContext(ctx, `SELECT * FROM `+t)
+	if err != nil {
+		return 0, err
+	}
+	defer rows.Close()
+	cols, err := rows.Columns()
+	if err != nil {
+		return 0, err
+	}
+	per := max(1, min(500, 30000/len(cols)))
+	one := "(" + strings.TrimSuffix(strings.Repeat("?, ", len(cols)), ", ") + ")"
+	var batch []any
+	var n int64
+	flush := func() error {
+		if len(batch) == 0 {
+			return nil
+		}
+		k := len(batch) / len(cols)
+		q := `INSERT INTO ` + t + ` (` + strings.Join(cols, ", ") + `) VALUES ` + strings.TrimSuffix(strings.Repeat(one+", ", k), ", ")
+		_, err := dtx.ExecContext(ctx, q, batch...)
+		batch = batch[:0]
+		return err
+	}
+	for rows.Next() {
+		vals := make([]any, len(cols))
+		ptrs := make([]any, len(cols))
+		for i := range vals {
+			ptrs[i] = &vals[i]
+		}
+		if err := rows.Scan(ptrs...); err != nil {
+			return n, err
+		}
+		for i, v := range vals {
+			if b, ok := v.([]byte); ok {
+				vals[i] = string(b) // every column is text or a number
+			}
+		}
+		batch = append(batch, vals...)
+		n++
+		if int(n)%per == 0 {
+			if err := flush(); err != nil {
+				return n, err
+			}
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return n, err
+	}
+	return n, flush()
+}
