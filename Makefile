@@ -41,6 +41,7 @@ bench: install
 	$(GO) test -run '^$$' -bench . -benchtime 2000x ./pkg/mailbox/
 	bash scripts/bench.sh
 	PATH="$(GOBIN):$$PATH" $(GO) run ./scripts/benchhandshake -n 30
+	PATH="$(GOBIN):$$PATH" $(GO) run ./scripts/benchwait -n 50 -idle 20s -runs 30
 
 # Idempotent: does nothing when these versions are installed already.
 agent-clis:

@@ -2,7 +2,7 @@
 
 function __fish_inbox_no_subcommand --description 'Test if there has been any subcommand yet'
     for i in (commandline -opc)
-        if contains -- $i send drain list prune completion
+        if contains -- $i send drain list prune copy completion
             return 1
         end
     end
@@ -39,5 +39,10 @@ complete -c inbox -n '__fish_seen_subcommand_from prune' -f -l older -r -d 'what
 complete -c inbox -n '__fish_seen_subcommand_from prune' -f -l dry-run -d 'say what would be removed, remove nothing'
 complete -c inbox -n '__fish_seen_subcommand_from prune' -f -l db -r -d 'mailbox database `PATH` (default $TEAMKIT_DB, else $XDG_STATE_HOME/teamkit/teamkit.db)'
 complete -c inbox -n '__fish_seen_subcommand_from prune' -f -l json -d 'print JSON, one object per line'
+complete -c inbox -n '__fish_seen_subcommand_from copy' -f -l help -s h -d 'show help'
+complete -r -c inbox -n '__fish_inbox_no_subcommand' -a 'copy' -d 'copy this mailbox, every team, into another (SQLite into PostgreSQL, say)'
+complete -c inbox -n '__fish_seen_subcommand_from copy' -f -l to -r -d 'the target mailbox: a `DB` path or postgres:// URL (required)'
+complete -c inbox -n '__fish_seen_subcommand_from copy' -f -l db -r -d 'mailbox database `PATH` (default $TEAMKIT_DB, else $XDG_STATE_HOME/teamkit/teamkit.db)'
+complete -c inbox -n '__fish_seen_subcommand_from copy' -f -l json -d 'print JSON, one object per line'
 complete -c inbox -n '__fish_seen_subcommand_from completion' -f -l help -s h -d 'show help'
 complete -r -c inbox -n '__fish_inbox_no_subcommand' -a 'completion' -d 'print the bash, zsh, fish completion script'

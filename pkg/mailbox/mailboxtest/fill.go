@@ -29,3 +29,25 @@ func Fill(db *sql.DB, n int) error {
 		FROM n`, n, base, step, base)
 	return err
 }
+
+// FillPostgres is Fill for a PostgreSQL mailbox (db opened with pgx, $n
+// placeholders): the same rows, made by generate_series, and ANALYZE after,
+// as autovacuum would soon do on a real server.
+func FillPostgres(db *sql.DB, n int) error {
+	step := max(n/300, 2)
+	base := time.Now().Add(-30 * 24 * time.Hour).Add(-time.Duration(n) * time.Millisecond).UnixNano()
+	_, err := db.Exec(`INSERT INTO messages (team, sender, recipient, subject, body, preview, created_at, read_at)
+		SELECT 'crew', 'boss',
+		       CASE WHEN i % 10 = 9 THEN 'drainer' ELSE 'w' || (i % 10) END,
+		       'task ' || i,
+		       'Task ' || i || ': implement the next item on the list, run the tests, report back.' || chr(10) || 'Details follow.',
+		       'Task ' || i || ': implement the next item on the list, run the tests, report back.',
+		       $2::bigint + i * 1000000,
+		       CASE WHEN i % $3 = 0 AND i % 10 != 9 THEN NULL ELSE $2::bigint + i * 1000000 + 500000 END
+		FROM generate_series(1, $1::bigint) AS n(i)`, n, base, step)
+	if err != nil {
+		return err
+	}
+	_, err = db.Exec(`VACUUM ANALYZE messages`)
+	return err
+}

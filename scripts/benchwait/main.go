@@ -1,0 +1,193 @@
+// Command benchwait measures what `inbox --wait` costs on each backend:
+// how soon a waiter notices a message (from the send returning to the
+// waiter's first byte of output), and what an idle waiter costs (CPU over
+// an idle interval, and resident memory), with N waiters at once.
+//
+//	go run ./scripts/benchwait -n 50 -idle 20s -runs 30
+//
+// The PostgreSQL side uses TEAMKIT_TEST_POSTGRES, else a throwaway cluster
+// started as the tests start one (pkg/pgtest). inbox must be on PATH.
+package main
+
+import (
+	"bufio"
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/teamkit/teamkit/pkg/mailbox"
+	"github.com/teamkit/teamkit/pkg/pgtest"
+)
+
+func main() {
+	n := flag.Int("n", 50, "idle waiters at once")
+	idle := flag.Duration("idle", 20*time.Second, "how long to measure the idle waiters")
+	runs := flag.Int("runs", 30, "notice-latency samples per backend")
+	flag.Parse()
+	code := 0
+	if err := run(*n, *idle, *runs); err != nil {
+		fmt.Fprintln(os.Stderr, "benchwait:", err)
+		code = 1
+	}
+	pgtest.Stop()
+	os.Exit(code)
+}
+
+func run(n int, idle time.Duration, runs int) error {
+	dir, err := os.MkdirTemp("", "teamkit-benchwait-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	pgURL, _, err := pgtest.NewDatabase()
+	if err != nil {
+		return fmt.Errorf("PostgreSQL: %w", err)
+	}
+	fmt.Printf("| backend | notice median ms | notice max ms | idle CPU per waiter (%% of a core) | RSS per waiter MB |\n|---|---|---|---|---|\n")
+	for _, b := range []struct{ name, db string }{{"SQLite", filepath.Join(dir, "team.db")}, {"PostgreSQL", pgURL}} {
+		med, worst, err := notice(b.db, runs)
+		if err != nil {
+			return fmt.Errorf("%s: %w", b.name, err)
+		}
+		cpu, rss, err := idleCost(b.db, n, idle)
+		if err != nil {
+			return fmt.Errorf("%s: %w", b.name, err)
+		}
+		fmt.Printf("| %s | %.1f | %.1f | %.3f | %.1f |\n", b.name, ms(med), ms(worst), cpu, rss)
+	}
+	fmt.Printf("\n%d idle waiters measured for %s; %d notice samples each.\n", n, idle, runs)
+	return nil
+}
+
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+func env(db string) []string {
+	return append(os.Environ(), "TEAMKIT_DB="+db)
+}
+
+// notice starts a waiter, lets it settle into its wait, sends it a message
+// in-process and times the send's return to the waiter's first output.
+func notice(db string, runs int) (median, worst time.Duration, err error) {
+	ctx := context.Background()
+	m, err := mailbox.Open(ctx, db, mailbox.Options{})
+	if err != nil {
+		return 0, 0, err
+	}
+	defer m.Close()
+	var samples []time.Duration
+	for i := 0; i < runs; i++ {
+		cmd := exec.Command("inbox", "bench", "lat", "--wait", "60s")
+		cmd.Env = env(db)
+		out, err := cmd.StdoutPipe()
+		if err != nil {
+			return 0, 0, err
+		}
+		if err := cmd.Start(); err != nil {
+			return 0, 0, err
+		}
+		time.Sleep(300 * time.Millisecond) // into its wait
+		got := make(chan time.Time, 1)
+		go func() {
+			r := bufio.NewReader(out)
+			r.ReadByte()
+			got <- time.Now()
+			r.WriteTo(devNull{})
+		}()
+		if _, err := m.Send(ctx, mailbox.Message{Team: "bench", From: "b", To: "lat", Body: "wake up"}); err != nil {
+			return 0, 0, err
+		}
+		sent := time.Now()
+		select {
+		case t := <-got:
+			samples = append(samples, t.Sub(sent))
+		case <-time.After(30 * time.Second):
+			cmd.Process.Kill()
+			return 0, 0, fmt.Errorf("the waiter never noticed")
+		}
+		cmd.Wait()
+	}
+	sort.Slice(samples, func(i, j int) bool { return samples[i] < samples[j] })
+	return samples[len(samples)/2], samples[len(samples)-1], nil
+}
+
+type devNull struct{}
+
+func (devNull) Write(p []byte) (int, error) { return len(p), nil }
+
+// idleCost starts n waiters on inboxes that get nothing, lets them settle,
+// and reads their CPU time (utime+stime) over idle and their RSS.
+func idleCost(db string, n int, idle time.Duration) (cpuPct, rssMB float64, err error) {
+	var cmds []*exec.Cmd
+	defer func() {
+		for _, c := range cmds {
+			c.Process.Kill()
+			c.Wait()
+		}
+	}()
+	for i := 0; i < n; i++ {
+		c := exec.Command("inbox", "bench", "idle"+strconv.Itoa(i), "--wait", "1h")
+		c.Env = env(db)
+		if err := c.Start(); err != nil {
+			return 0, 0, err
+		}
+		cmds = append(cmds, c)
+	}
+	time.Sleep(3 * time.Second) // start-up and settling are not idling
+	before := make([]int64, n)
+	for i, c := range cmds {
+		if before[i], err = ticks(c.Process.Pid); err != nil {
+			return 0, 0, err
+		}
+	}
+	time.Sleep(idle)
+	var total int64
+	var rss float64
+	for i, c := range cmds {
+		t, err := ticks(c.Process.Pid)
+		if err != nil {
+			return 0, 0, err
+		}
+		total += t - before[i]
+		r, err := rssKB(c.Process.Pid)
+		if err != nil {
+			return 0, 0, err
+		}
+		rss += r
+	}
+	const hz = 100 // USER_HZ on Linux
+	cpuPct = float64(total) / hz / idle.Seconds() / float64(n) * 100
+	return cpuPct, rss / float64(n) / 1024, nil
+}
+
+func ticks(pid int) (int64, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0, err
+	}
+	f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+2:]))
+	u, _ := strconv.ParseInt(f[11], 10, 64)
+	s, _ := strconv.ParseInt(f[12], 10, 64)
+	return u + s, nil
+}
+
+func rssKB(pid int) (float64, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0, err
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if strings.HasPrefix(l, "VmRSS:") {
+			v, _ := strconv.ParseFloat(strings.Fields(l)[1], 64)
+			return v, nil
+		}
+	}
+	return 0, fmt.Errorf("no VmRSS for pid %d", pid)
+}
+
