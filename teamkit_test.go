@@ -59,6 +59,7 @@ func TestMain(m *testing.M) {
 	for name, app := range commands {
 		mains[name] = func() { os.Exit(command.Main(app)) }
 	}
+	mains["pidinit"] = func() { os.Exit(pidInit()) }
 	testscript.Main(pgtest.Wrap(m), mains)
 }
 
@@ -76,7 +77,7 @@ func TestScripts(t *testing.T) {
 var postgresScripts = []string{
 	"readme_walkthrough", "inbox_roundtrip", "inbox_bytes", "ready", "spawn_handshake",
 	"spawn_probe", "ask_local", "resume_question", "resume_concurrent", "resume_pause", "resume_crash",
-	"fleet", "inbox_fleet", "slack_question", "inbox_copy",
+	"fleet", "inbox_fleet", "slack_question", "inbox_copy", "proc_hosts", "proc_stop", "proc_supervisor_crash",
 }
 
 func TestScriptsPostgres(t *testing.T) {
@@ -130,7 +131,14 @@ func scriptParams(t *testing.T, dir string, files []string) testscript.Params {
 			e.Setenv("GH_CONFIG_DIR", filepath.Join(work, "gh-config"))
 			setupSlack(e)
 			e.Values[varsKey{}] = append([]string(nil), e.Vars...)
+			e.Values[pidNSKey{}] = &pidNS{}
 			return nil
+		},
+		Condition: func(cond string) (bool, error) {
+			if cond == "pidns" {
+				return canPidNS(), nil
+			}
+			return false, fmt.Errorf("unknown condition %q", cond)
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
 			"expect":    expectExit,
@@ -141,6 +149,9 @@ func scriptParams(t *testing.T, dir string, files []string) testscript.Params {
 			"fenced":    fenced,
 			"pty":       ptyCmd,
 			"slackfake": slackFake,
+			"crash":     crash,
+			"waitgone":  waitGone,
+			"pidns":     pidns,
 		},
 	}
 }

@@ -2,7 +2,7 @@
 
 function __fish_spawn_no_subcommand --description 'Test if there has been any subcommand yet'
     for i in (commandline -opc)
-        if contains -- $i list log completion
+        if contains -- $i list log stop completion
             return 1
         end
     end
@@ -16,6 +16,7 @@ complete -c spawn -n '__fish_spawn_no_subcommand' -f -l issue -r -d 'the GitHub 
 complete -c spawn -n '__fish_spawn_no_subcommand' -f -l timeout -r -d 'wait at most `D` for the ready mark (60 = 60s, 10m)'
 complete -c spawn -n '__fish_spawn_no_subcommand' -f -l workdir -r -d 'the agent\'s working `DIR` (default: the current directory)'
 complete -c spawn -n '__fish_spawn_no_subcommand' -f -l replace -d 'stop a live agent of the same name first'
+complete -c spawn -n '__fish_spawn_no_subcommand' -f -l grace -r -d 'give a stopped agent `D` between SIGTERM and SIGKILL (10 = 10s)'
 complete -c spawn -n '__fish_spawn_no_subcommand' -f -l db -r -d 'mailbox database `PATH` (default $TEAMKIT_DB, else $XDG_STATE_HOME/teamkit/teamkit.db)'
 complete -c spawn -n '__fish_spawn_no_subcommand' -f -l json -d 'print JSON, one object per line'
 complete -c spawn -n '__fish_spawn_no_subcommand' -f -l help -s h -d 'show help'
@@ -28,5 +29,11 @@ complete -c spawn -n '__fish_seen_subcommand_from log' -f -l help -s h -d 'show 
 complete -r -c spawn -n '__fish_spawn_no_subcommand' -a 'log' -d 'print the log of the agent\'s latest run (--follow: until it ends)'
 complete -c spawn -n '__fish_seen_subcommand_from log' -f -l db -r -d 'mailbox database `PATH` (default $TEAMKIT_DB, else $XDG_STATE_HOME/teamkit/teamkit.db)'
 complete -c spawn -n '__fish_seen_subcommand_from log' -f -l follow -s f -d 'keep printing what is appended, until the run ends'
+complete -c spawn -n '__fish_seen_subcommand_from stop' -f -l help -s h -d 'show help'
+complete -r -c spawn -n '__fish_spawn_no_subcommand' -a 'stop' -d 'stop an agent (or every agent of a team): SIGTERM to all its processes, SIGKILL after the grace'
+complete -c spawn -n '__fish_seen_subcommand_from stop' -f -l all -d 'stop every agent recorded in the team'
+complete -c spawn -n '__fish_seen_subcommand_from stop' -f -l grace -r -d 'give a stopped agent `D` between SIGTERM and SIGKILL (10 = 10s)'
+complete -c spawn -n '__fish_seen_subcommand_from stop' -f -l db -r -d 'mailbox database `PATH` (default $TEAMKIT_DB, else $XDG_STATE_HOME/teamkit/teamkit.db)'
+complete -c spawn -n '__fish_seen_subcommand_from stop' -f -l json -d 'print JSON, one object per line'
 complete -c spawn -n '__fish_seen_subcommand_from completion' -f -l help -s h -d 'show help'
 complete -r -c spawn -n '__fish_spawn_no_subcommand' -a 'completion' -d 'print the bash, zsh, fish completion script'

@@ -34,6 +34,8 @@ import (
 	"time"
 
 	"github.com/teamkit/teamkit/pkg/mailbox"
+	"github.com/teamkit/teamkit/pkg/proc"
+	"golang.org/x/sys/unix"
 )
 
 // Spec is everything the supervisor needs to start one agent run.
@@ -45,14 +47,38 @@ type Spec struct {
 	// Stdin is a file given to the agent as standard input (boot=stdin);
 	// "" means /dev/null in the background and the terminal otherwise.
 	Stdin string `json:"stdin"`
-	// Log receives the agent's output in the background, and the
-	// supervisor's own notes in every mode.
+	// Log receives the agent's output in the background (and in tmux, where
+	// the pane's output is piped into it), and the supervisor's own notes in
+	// every mode.
 	Log  string `json:"log"`
 	DB   string `json:"db"`
 	Team string `json:"team"`
 	Name string `json:"name"`
 	Run  string `json:"run"`
+	// Host is recorded with the run; Heartbeat is how often the supervisor
+	// renews the run's heartbeat; Grace is how long a stopped agent's
+	// processes get between SIGTERM and SIGKILL.
+	Host      string        `json:"host"`
+	Heartbeat time.Duration `json:"heartbeat"`
+	Grace     time.Duration `json:"grace"`
+	// Tmux: the supervisor runs in a tmux pane, whose output it pipes into
+	// Log before the agent starts, so an agent's last words survive the
+	// window.
+	Tmux bool `json:"tmux"`
+
+	// Set by the supervisor process itself, never by the spawner: its own
+	// executable (to start the guard), its environment, and its tmux pane.
+	Self    string   `json:"-"`
+	Environ []string `json:"-"`
+	Pane    string   `json:"-"`
 }
+
+// Marker is the environment entry every process of run inherits: how the
+// run's processes are found wherever they moved in the process tree.
+func Marker(run string) string { return "TEAMKIT_RUN=" + run }
+
+// DefaultGrace is how long a stopped agent gets between SIGTERM and SIGKILL.
+const DefaultGrace = 10 * time.Second
 
 // WriteSpec stores s at path, readable by its owner only (the environment
 // holds the spawner's secrets).
@@ -117,18 +143,34 @@ func LookPath(argv0 string, env []string) (string, error) {
 
 // Supervise runs the agent of spec to its end and returns its exit code (128
 // plus the signal number when a signal killed it). It records the run as
-// running with this process's pid, then as exited with the code, and notes
-// both in the run's log. stdout and stderr are where the agent's output goes.
+// running with this process's exact identity (pid, start time, boot id) and
+// host, renews the run's heartbeat while the agent lives, then records the
+// exit code; the run's log notes both. stdout and stderr are where the
+// agent's output goes.
 //
-// SIGTERM sent to the supervisor is passed on to the agent. SIGINT and SIGHUP
-// are not: they come from the terminal (tmux, foreground) or are sent to the
-// process group, and so reach the agent already; passing them on would
-// deliver them twice, and some agent CLIs quit on a second Ctrl-C.
+// The supervisor adopts every orphaned descendant of its agent (it is a
+// child subreaper), and when the agent ends, whatever it left running is
+// stopped too: no child outlives the run. A guard process (see Guard)
+// watches the supervisor itself: if the supervisor dies, the guard stops the
+// agent's processes and records the run as exited, so no agent ever runs
+// unsupervised.
+//
+// SIGTERM sent to the supervisor stops the run: SIGTERM to every process of
+// the agent, SIGKILL to what remains after spec.Grace. SIGINT and SIGHUP are
+// not passed on: they come from the terminal (tmux, foreground) or are sent
+// to the process group, and so reach the agent already; passing them on
+// would deliver them twice, and some agent CLIs quit on a second Ctrl-C.
 func Supervise(ctx context.Context, spec Spec, db *mailbox.DB, stdout, stderr io.Writer, stdin io.Reader) (int, error) {
+	if spec.Grace <= 0 {
+		spec.Grace = DefaultGrace
+	}
 	path, err := LookPath(spec.Argv[0], spec.Env)
 	if err != nil {
 		recordExit(db, spec, 127)
 		return 127, err
+	}
+	if err := proc.BecomeSubreaper(); err != nil {
+		note(spec, "cannot adopt the agent's orphans: %v", err)
 	}
 	cmd := &exec.Cmd{Path: path, Args: spec.Argv, Env: spec.Env, Dir: spec.Dir, Stdout: stdout, Stderr: stderr, Stdin: stdin}
 	if spec.Stdin != "" {
@@ -140,34 +182,137 @@ func Supervise(ctx context.Context, spec Spec, db *mailbox.DB, stdout, stderr io
 		defer f.Close()
 		cmd.Stdin = f
 	}
+	if spec.Tmux {
+		capturePane(spec)
+	}
 	sigs := make(chan os.Signal, 4)
 	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
 	defer signal.Stop(sigs)
+	self, err := proc.Self()
+	if err != nil {
+		note(spec, "cannot read this supervisor's identity: %v", err)
+	}
+	// The guard comes first: there is no moment when the agent runs and a
+	// SIGKILL of the supervisor would go unnoticed.
+	guard, err := startGuard(spec, self)
+	if err != nil {
+		note(spec, "no guard for this run: %v", err)
+	}
 	if err := cmd.Start(); err != nil {
+		guard.release()
 		recordExit(db, spec, 127)
 		return 127, fmt.Errorf("start %s: %w", spec.Argv[0], err)
 	}
-	note(spec, "agent %s/%s run %s started, pid %d", spec.Team, spec.Name, spec.Run, cmd.Process.Pid)
-	if err := db.SetAgentState(ctx, spec.Team, spec.Name, spec.Run, mailbox.StateRunning, os.Getpid(), nil); err != nil {
+	if err := db.SetAgentRunning(ctx, spec.Team, spec.Name, spec.Run, mailbox.Process{
+		PID: self.PID, Start: self.Start, Boot: self.Boot, Host: spec.Host, Heartbeat: spec.Heartbeat,
+	}); err != nil {
 		note(spec, "%v", err)
+	}
+	note(spec, "agent %s/%s run %s started, pid %d, supervisor %d, guard %d", spec.Team, spec.Name, spec.Run, cmd.Process.Pid, self.PID, guard.pid())
+
+	group := proc.Group{Marker: Marker(spec.Run), Exclude: []int{self.PID, guard.pid()}}
+	if sid, err := unix.Getsid(0); err == nil && sid == self.PID {
+		// A session of our own (background, tmux): an agent's child that
+		// scrubbed its environment is still found by its session.
+		group.Session = sid
+	}
+	var beat <-chan time.Time
+	if spec.Heartbeat > 0 {
+		t := time.NewTicker(spec.Heartbeat)
+		defer t.Stop()
+		beat = t.C
 	}
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
 	var waitErr error
+	stopping := false
 	for waiting := true; waiting; {
 		select {
 		case s := <-sigs:
-			if s == syscall.SIGTERM {
-				cmd.Process.Signal(s)
+			if s == syscall.SIGTERM && !stopping {
+				stopping = true
+				note(spec, "stopping agent %s/%s run %s (SIGTERM, SIGKILL after %s)", spec.Team, spec.Name, spec.Run, spec.Grace)
+				go group.Stop(spec.Grace)
+			}
+		case <-beat:
+			if err := db.Heartbeat(ctx, spec.Team, spec.Name, spec.Run); err != nil {
+				note(spec, "%v", err)
 			}
 		case waitErr = <-done:
 			waiting = false
 		}
 	}
 	code := ExitCode(cmd.ProcessState, waitErr)
-	note(spec, "agent %s/%s run %s exited with code %d", spec.Team, spec.Name, spec.Run, code)
+	// The exit note goes through the pane in tmux mode, and waits for the
+	// pipe to deliver it: everything the agent wrote before it is then in
+	// the log when spawn reads its tail.
+	exitNote(spec, fmt.Sprintf("agent %s/%s run %s exited with code %d", spec.Team, spec.Name, spec.Run, code), stdout)
 	recordExit(db, spec, code)
+	if left := group.Members(); len(left) > 0 {
+		note(spec, "stopping %d process(es) the agent left running: %v", len(left), left)
+		group.Stop(spec.Grace)
+	}
+	proc.ReapOrphans()
+	guard.release()
 	return code, nil
+}
+
+// capturePane pipes the tmux pane's output into the run's log. The command
+// is run by tmux through /bin/sh; it holds only the log's path, which Tmux
+// has checked holds no character a shell reads.
+func capturePane(spec Spec) {
+	if spec.Pane == "" || !safePath(spec.Log) {
+		note(spec, "the pane's output is not captured (no TMUX_PANE, or an unusual log path)")
+		return
+	}
+	tmux, err := LookPath("tmux", spec.Environ)
+	if err != nil {
+		note(spec, "the pane's output is not captured: %v", err)
+		return
+	}
+	c := exec.Command(tmux, "pipe-pane", "-t", spec.Pane, "exec cat >> "+spec.Log)
+	c.Env = spec.Environ
+	if out, err := c.CombinedOutput(); err != nil {
+		note(spec, "the pane's output is not captured: tmux pipe-pane: %v %s", err, strings.TrimSpace(string(out)))
+	}
+}
+
+// exitNote records line in the log. In tmux mode it is written to the pane
+// and awaited in the log (for a few seconds at most), so the agent's last
+// output, which precedes it through the same pipe, is in the log too.
+func exitNote(spec Spec, line string, pane io.Writer) {
+	line = "teamkit: " + line
+	if spec.Tmux && pane != nil && spec.Log != "" {
+		fmt.Fprintf(pane, "\r\n%s\r\n", line)
+		deadline := time.Now().Add(3 * time.Second)
+		for time.Now().Before(deadline) {
+			if tail, err := Tail(spec.Log, 4096); err == nil && strings.Contains(string(tail), line) {
+				return
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+	note(spec, "%s", strings.TrimPrefix(line, "teamkit: "))
+}
+
+// Tail returns at most the last n bytes of the file at path.
+func Tail(path string, n int64) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	off := max(st.Size()-n, 0)
+	buf := make([]byte, st.Size()-off)
+	_, err = f.ReadAt(buf, off)
+	if err != nil && !errors.Is(err, io.EOF) {
+		return nil, err
+	}
+	return buf, nil
 }
 
 // note appends one line to the run's log, in every launch mode.
@@ -187,17 +332,23 @@ func note(spec Spec, format string, args ...any) {
 // over even when the supervisor was told to stop, and retries: the exit
 // record is how spawn and stale learn the agent is gone.
 func recordExit(db *mailbox.DB, spec Spec, code int) {
+	recordEnd(db, spec, &code)
+}
+
+// recordEnd records the run as exited, with code when known.
+func recordEnd(db *mailbox.DB, spec Spec, code *int) error {
 	var err error
 	for attempt, wait := 0, 100*time.Millisecond; attempt < 5; attempt, wait = attempt+1, wait*2 {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		err = db.SetAgentState(ctx, spec.Team, spec.Name, spec.Run, mailbox.StateExited, 0, &code)
+		err = db.SetAgentState(ctx, spec.Team, spec.Name, spec.Run, mailbox.StateExited, 0, code)
 		cancel()
 		if err == nil {
-			return
+			return nil
 		}
 		time.Sleep(wait)
 	}
 	note(spec, "could not record the exit code: %v", err)
+	return err
 }
 
 // ExitCode is the shell's view of how a process ended.

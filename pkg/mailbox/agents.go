@@ -33,9 +33,37 @@ type Agent struct {
 	Workdir   string    `json:"workdir"`
 	CreatedAt time.Time `json:"created_at"`
 	UpdatedAt time.Time `json:"updated_at"`
+	// Host is where the run's processes live; PIDStart (clock ticks after
+	// boot) and BootID make PID an exact identity on that host.
+	Host     string `json:"host"`
+	PIDStart uint64 `json:"pid_start"`
+	BootID   string `json:"boot_id"`
+	// HeartbeatAt is renewed by the supervisor every Heartbeat while the
+	// agent lives; it is how another host tells running from lost.
+	HeartbeatAt *time.Time    `json:"heartbeat_at"`
+	Heartbeat   time.Duration `json:"-"`
 }
 
-var agentFields = []string{"team", "name", "type", "run", "pid", "state", "exit_code", "log", "issue", "task", "workdir", "created_at", "updated_at"}
+// MarshalJSON adds heartbeat_interval_seconds beside the contract's fields.
+func (a Agent) MarshalJSON() ([]byte, error) {
+	type plain Agent
+	return marshalNoEscape(struct {
+		plain
+		HeartbeatSeconds float64 `json:"heartbeat_interval_seconds"`
+	}{plain(a), a.Heartbeat.Seconds()})
+}
+
+// Process is how a run's supervisor is identified, and where.
+type Process struct {
+	PID       int
+	Start     uint64
+	Boot      string
+	Host      string
+	Heartbeat time.Duration
+}
+
+var agentFields = []string{"team", "name", "type", "run", "pid", "state", "exit_code", "log", "issue", "task", "workdir", "created_at", "updated_at",
+	"host", "pid_start", "boot_id", "heartbeat_at", "heartbeat_ms"}
 
 func agentColsAs(alias string) string {
 	cols := make([]string, len(agentFields))
@@ -47,12 +75,13 @@ func agentColsAs(alias string) string {
 
 // nullAgent scans an agent that may be absent (a LEFT JOIN).
 type nullAgent struct {
-	team, name, typ, run, state, log, issue, task, workdir sql.NullString
-	pid, exit, created, updated                            sql.NullInt64
+	team, name, typ, run, state, log, issue, task, workdir, host, boot sql.NullString
+	pid, exit, created, updated, start, heartbeat, heartbeatMS         sql.NullInt64
 }
 
 func (n *nullAgent) dest() []any {
-	return []any{&n.team, &n.name, &n.typ, &n.run, &n.pid, &n.state, &n.exit, &n.log, &n.issue, &n.task, &n.workdir, &n.created, &n.updated}
+	return []any{&n.team, &n.name, &n.typ, &n.run, &n.pid, &n.state, &n.exit, &n.log, &n.issue, &n.task, &n.workdir, &n.created, &n.updated,
+		&n.host, &n.start, &n.boot, &n.heartbeat, &n.heartbeatMS}
 }
 
 func (n *nullAgent) agent() *Agent {
@@ -61,7 +90,13 @@ func (n *nullAgent) agent() *Agent {
 	}
 	a := &Agent{Team: n.team.String, Name: n.name.String, Type: n.typ.String, Run: n.run.String,
 		PID: int(n.pid.Int64), State: n.state.String, Log: n.log.String, Issue: n.issue.String,
-		Task: n.task.String, Workdir: n.workdir.String, CreatedAt: fromNanos(n.created), UpdatedAt: fromNanos(n.updated)}
+		Task: n.task.String, Workdir: n.workdir.String, CreatedAt: fromNanos(n.created), UpdatedAt: fromNanos(n.updated),
+		Host: n.host.String, PIDStart: uint64(n.start.Int64), BootID: n.boot.String,
+		Heartbeat: time.Duration(n.heartbeatMS.Int64) * time.Millisecond}
+	if n.heartbeat.Valid {
+		t := fromNanos(n.heartbeat)
+		a.HeartbeatAt = &t
+	}
 	if n.exit.Valid {
 		c := int(n.exit.Int64)
 		a.ExitCode = &c
@@ -73,13 +108,17 @@ func (n *nullAgent) agent() *Agent {
 func (d *DB) RecordLaunch(ctx context.Context, a Agent) error {
 	now := nanos(d.now())
 	_, err := d.db.ExecContext(ctx,
-		`INSERT INTO agents (team, name, type, task, issue, workdir, run, pid, state, exit_code, log, created_at, updated_at)
-		 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, ?, ?, ?)
+		`INSERT INTO agents (team, name, type, task, issue, workdir, run, pid, state, exit_code, log, created_at, updated_at,
+		   host, pid_start, boot_id, heartbeat_at, heartbeat_ms)
+		 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, ?, ?, ?, ?, ?, ?, NULL, 0)
 		 ON CONFLICT (team, name) DO UPDATE SET
 		   type = excluded.type, task = excluded.task, issue = excluded.issue, workdir = excluded.workdir,
 		   run = excluded.run, pid = excluded.pid, state = excluded.state, exit_code = NULL,
-		   log = excluded.log, updated_at = excluded.updated_at`,
-		a.Team, a.Name, a.Type, a.Task, a.Issue, a.Workdir, a.Run, a.PID, a.State, a.Log, now, now)
+		   log = excluded.log, updated_at = excluded.updated_at,
+		   host = excluded.host, pid_start = excluded.pid_start, boot_id = excluded.boot_id,
+		   heartbeat_at = NULL, heartbeat_ms = 0`,
+		a.Team, a.Name, a.Type, a.Task, a.Issue, a.Workdir, a.Run, a.PID, a.State, a.Log, now, now,
+		a.Host, int64(a.PIDStart), a.BootID)
 	return d.fail("record agent", err)
 }
 
@@ -105,13 +144,36 @@ func (d *DB) SetAgentState(ctx context.Context, team, name, run, state string, p
 	return d.fail("update agent", err)
 }
 
-// SetAgentPID records the run's supervisor pid unless the supervisor has
-// already recorded itself.
-func (d *DB) SetAgentPID(ctx context.Context, team, name, run string, pid int) error {
+// SetAgentPID records the run's supervisor, as its spawner saw it start,
+// unless the supervisor has already recorded itself.
+func (d *DB) SetAgentPID(ctx context.Context, team, name, run string, p Process) error {
 	_, err := d.db.ExecContext(ctx,
-		`UPDATE agents SET pid = ?, updated_at = ? WHERE team = ? AND name = ? AND run = ? AND pid = 0`,
-		pid, nanos(d.now()), team, name, run)
+		`UPDATE agents SET pid = ?, pid_start = ?, boot_id = ?, host = ?, updated_at = ?
+		 WHERE team = ? AND name = ? AND run = ? AND pid = 0`,
+		p.PID, int64(p.Start), p.Boot, p.Host, nanos(d.now()), team, name, run)
 	return d.fail("update agent", err)
+}
+
+// SetAgentRunning is the supervisor recording itself once its agent is up:
+// its exact identity, its host, and the first heartbeat. Like SetAgentState
+// it never touches another run or a run already ended.
+func (d *DB) SetAgentRunning(ctx context.Context, team, name, run string, p Process) error {
+	now := nanos(d.now())
+	_, err := d.db.ExecContext(ctx,
+		`UPDATE agents SET state = ?, pid = ?, pid_start = ?, boot_id = ?, host = ?,
+		   heartbeat_at = ?, heartbeat_ms = ?, updated_at = ?
+		 WHERE team = ? AND name = ? AND run = ? AND state NOT IN ('`+StateExited+`', '`+StateFailed+`')`,
+		StateRunning, p.PID, int64(p.Start), p.Boot, p.Host, now, p.Heartbeat.Milliseconds(), now, team, name, run)
+	return d.fail("update agent", err)
+}
+
+// Heartbeat renews the run's heartbeat while it has not ended.
+func (d *DB) Heartbeat(ctx context.Context, team, name, run string) error {
+	_, err := d.db.ExecContext(ctx,
+		`UPDATE agents SET heartbeat_at = ?
+		 WHERE team = ? AND name = ? AND run = ? AND state NOT IN ('`+StateExited+`', '`+StateFailed+`')`,
+		nanos(d.now()), team, name, run)
+	return d.fail("renew heartbeat", err)
 }
 
 // Agent returns the agent's latest launch; ErrNotFound if never spawned.

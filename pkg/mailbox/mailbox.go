@@ -29,6 +29,7 @@ import (
 	"fmt"
 	"io/fs"
 	"net/url"
+	"os"
 	"sort"
 	"strings"
 	"time"
@@ -204,6 +205,8 @@ func Open(ctx context.Context, path string, o Options) (*DB, error) {
 	}
 	var d *DB
 	var err error
+	_, statErr := os.Stat(path)
+	created := !IsPostgres(path) && errors.Is(statErr, fs.ErrNotExist)
 	switch {
 	case IsPostgres(path):
 		d, err = openPostgres(ctx, path, o)
@@ -219,6 +222,17 @@ func Open(ctx context.Context, path string, o Options) (*DB, error) {
 	if err := d.migrate(ctx); err != nil {
 		d.db.Close()
 		return nil, d.fail("open mailbox", err)
+	}
+	if created {
+		// SQLite created the file (and its WAL and shared-memory files)
+		// under the umask, 0644 being common: a mailbox we create is
+		// private. Later WAL files take the database's mode. An existing
+		// file keeps the mode its owner chose. (Creating the file empty
+		// beforehand instead opens a window in which a concurrent opener
+		// finds a zero-length database and fails with SQLITE_BUSY.)
+		for _, f := range []string{path, path + "-wal", path + "-shm"} {
+			os.Chmod(f, 0o600)
+		}
 	}
 	return d, nil
 }

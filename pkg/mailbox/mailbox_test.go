@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/rand"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
@@ -1032,5 +1033,95 @@ func testWatch(t *testing.T, be backend) {
 	ok, err = db.Watch(ctx, "t", time.Now().Add(20*time.Millisecond), func() (bool, error) { return false, nil })
 	if ok || err != nil {
 		t.Fatalf("Watch past its deadline = %v, %v; want false, nil", ok, err)
+	}
+}
+
+// Version 3 adds a run's host, exact identity and heartbeat: an agent
+// recorded before it (SQLite, the only backend older than version 3) reads
+// back with none of them.
+func TestAgentFromVersion2(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "v2.db")
+	r := raw(t, path)
+	for _, f := range []string{"migrations/001_init.sql", "migrations/002_stale_preview.sql"} {
+		ddl, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := r.Exec(string(ddl)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := r.Exec(`PRAGMA user_version = 2; INSERT INTO agents (team, name, type, run, pid, state, created_at, updated_at) VALUES ('t', 'old', 'x', 'r0', 77, 'running', 1, 1)`); err != nil {
+		t.Fatal(err)
+	}
+	r.Close()
+	db := open(t, path, nil)
+	old, err := db.Agent(ctx, "t", "old")
+	if err != nil || old.PID != 77 || old.Host != "" || old.PIDStart != 0 || old.BootID != "" || old.HeartbeatAt != nil {
+		t.Fatalf("agent recorded before version 3 = %+v, %v", old, err)
+	}
+}
+
+// A supervisor's record and heartbeat land on its own run only, and never
+// after the run has ended.
+func TestAgentIdentityAndHeartbeat(t *testing.T) { eachBackend(t, testAgentIdentityAndHeartbeat) }
+
+func testAgentIdentityAndHeartbeat(t *testing.T, be backend) {
+	ctx := context.Background()
+	db, c, _ := newDB(t, be)
+	if err := db.RecordLaunch(ctx, mailbox.Agent{Team: "t", Name: "a", Type: "x", Run: "r1", State: mailbox.StateStarting, Host: "hostA"}); err != nil {
+		t.Fatal(err)
+	}
+	p := mailbox.Process{PID: 42, Start: 9000, Boot: "b-1", Host: "hostA", Heartbeat: 2 * time.Second}
+	if err := db.SetAgentRunning(ctx, "t", "a", "other-run", p); err != nil {
+		t.Fatal(err)
+	}
+	if a, _ := db.Agent(ctx, "t", "a"); a.PID != 0 || a.State != mailbox.StateStarting {
+		t.Fatalf("another run's supervisor changed the record: %+v", a)
+	}
+	if err := db.SetAgentRunning(ctx, "t", "a", "r1", p); err != nil {
+		t.Fatal(err)
+	}
+	c.Add(time.Minute)
+	if err := db.Heartbeat(ctx, "t", "a", "r1"); err != nil {
+		t.Fatal(err)
+	}
+	a, err := db.Agent(ctx, "t", "a")
+	if err != nil || a.PID != 42 || a.PIDStart != 9000 || a.BootID != "b-1" || a.Host != "hostA" || a.Heartbeat != 2*time.Second ||
+		a.HeartbeatAt == nil || !a.HeartbeatAt.Equal(c.Now()) || a.State != mailbox.StateRunning {
+		t.Fatalf("after SetAgentRunning and Heartbeat: %+v, %v", a, err)
+	}
+	js, err := json.Marshal(a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{`"pid":42`, `"host":"hostA"`, `"pid_start":9000`, `"boot_id":"b-1"`, `"heartbeat_at":"2025-03-01T12:01:00Z"`, `"heartbeat_interval_seconds":2`, `"exit_code":null`} {
+		if !strings.Contains(string(js), f) {
+			t.Errorf("agent JSON %s lacks %s", js, f)
+		}
+	}
+	// A relaunch starts with no heartbeat; the spawner's record of the
+	// supervisor does not overwrite the supervisor's own.
+	if err := db.RecordLaunch(ctx, mailbox.Agent{Team: "t", Name: "a", Type: "x", Run: "r2", State: mailbox.StateStarting, Host: "hostB"}); err != nil {
+		t.Fatal(err)
+	}
+	if a, _ := db.Agent(ctx, "t", "a"); a.HeartbeatAt != nil || a.Host != "hostB" || a.PIDStart != 0 {
+		t.Fatalf("relaunch kept the old run's identity: %+v", a)
+	}
+	db.SetAgentRunning(ctx, "t", "a", "r2", mailbox.Process{PID: 7, Start: 1, Boot: "b-2", Host: "hostB"})
+	db.SetAgentPID(ctx, "t", "a", "r2", mailbox.Process{PID: 8, Start: 2, Boot: "b-2", Host: "hostB"})
+	if a, _ := db.Agent(ctx, "t", "a"); a.PID != 7 || a.PIDStart != 1 {
+		t.Fatalf("SetAgentPID overwrote the supervisor's record: %+v", a)
+	}
+	// Once the run has ended, a late heartbeat changes nothing.
+	code := 143
+	if err := db.SetAgentState(ctx, "t", "a", "r2", mailbox.StateExited, 0, &code); err != nil {
+		t.Fatal(err)
+	}
+	c.Add(time.Minute)
+	db.Heartbeat(ctx, "t", "a", "r2")
+	if a, _ := db.Agent(ctx, "t", "a"); a.HeartbeatAt == nil || a.HeartbeatAt.Equal(c.Now()) {
+		t.Fatalf("heartbeat renewed after the exit: %+v", a)
 	}
 }

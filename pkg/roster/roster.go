@@ -3,12 +3,21 @@
 // unread work sits in its inbox and since when, and its open question. It is
 // the one answer to "is the worker slow or dead?": stale's recipient column,
 // spawn list and anything else that asks call State, and State alone decides
-// liveness (through Alive).
+// liveness (through Judge).
+//
+// Liveness is judged from a point of view, Here: this host, now. On the host
+// that recorded a run the answer is exact: the supervisor's recorded identity
+// (pid, start time, boot id) must still name a live process; a pid alone is
+// never trusted, since the kernel reuses it. On any other host a pid means
+// nothing, so the answer is the age of the heartbeat the supervisor renews:
+// fresh is running (host=H), stale is lost (the host or the supervisor died
+// without recording an exit).
 package roster
 
 import (
 	"context"
 	"fmt"
+	"os"
 	"sort"
 	"strings"
 	"time"
@@ -29,14 +38,77 @@ const (
 	AwaitingHuman = "awaiting-human"  // it asked a question and exited; resume brings it back
 )
 
-// Alive is the liveness of an agent's recorded process. Every "is it still
-// running?" in the commands' answers goes through here.
-func Alive(a mailbox.Agent) bool { return proc.Alive(a.PID) }
+// DefaultHeartbeat is how often a supervisor renews its run's heartbeat.
+const DefaultHeartbeat = 15 * time.Second
 
-// State is what is known of an agent: a state word and its detail
-// ("code=3", "pid=42", "ask=7"). a is nil for a name never spawned; ask is
-// its open (awaiting) ask, if any.
-func State(a *mailbox.Agent, ask *mailbox.Ask) (state, detail string) {
+// LostAfter is how many heartbeat intervals may pass before a run on
+// another host counts as lost.
+const LostAfter = 3
+
+// HostName names this machine in agent records: TEAMKIT_HOST when set (for
+// containers that share a hostname), else the hostname.
+func HostName(getenv func(string) string) string {
+	if h := getenv("TEAMKIT_HOST"); h != "" {
+		return h
+	}
+	h, err := os.Hostname()
+	if err != nil || h == "" {
+		return "localhost"
+	}
+	return h
+}
+
+// Here is the point of view a run is judged from.
+type Here struct {
+	Host string
+	Now  time.Time
+}
+
+// Liveness is what Judge says of a run not recorded as ended.
+type Liveness struct {
+	// Live: something of the run may still be running, so a second copy
+	// must not start and resume must wait.
+	Live bool
+	// Local: the run is on this host, so its processes can be signalled.
+	Local bool
+	// Detail is "pid=N" on this host, "host=H" (fresh heartbeat) or
+	// "host=H heartbeat=5m ago" (lost) on another.
+	Detail string
+}
+
+// Identity is the recorded identity of the run's supervisor.
+func Identity(a mailbox.Agent) proc.Identity {
+	return proc.Identity{PID: a.PID, Start: a.PIDStart, Boot: a.BootID}
+}
+
+// Local reports whether a's run was recorded on here's host (a record
+// without a host predates hosts and is taken as local).
+func Local(a mailbox.Agent, here Here) bool { return a.Host == "" || a.Host == here.Host }
+
+// Judge is the liveness of a's run from here. Every "is it still running?"
+// in the commands' answers goes through here.
+func Judge(a mailbox.Agent, here Here) Liveness {
+	if !Local(a, here) {
+		every := a.Heartbeat
+		if every <= 0 {
+			every = DefaultHeartbeat
+		}
+		last := a.UpdatedAt
+		if a.HeartbeatAt != nil {
+			last = *a.HeartbeatAt
+		}
+		if age := here.Now.Sub(last); age > LostAfter*every {
+			return Liveness{Detail: fmt.Sprintf("host=%s heartbeat=%s ago", a.Host, Age(age))}
+		}
+		return Liveness{Live: true, Detail: "host=" + a.Host}
+	}
+	return Liveness{Live: Identity(a).Alive(), Local: true, Detail: fmt.Sprintf("pid=%d", a.PID)}
+}
+
+// State is what is known of an agent from here: a state word and its detail
+// ("code=3", "pid=42", "host=b2", "ask=7"). a is nil for a name never
+// spawned; ask is its open (awaiting) ask, if any.
+func State(a *mailbox.Agent, ask *mailbox.Ask, here Here) (state, detail string) {
 	if a == nil {
 		return NeverSpawned, ""
 	}
@@ -52,25 +124,30 @@ func State(a *mailbox.Agent, ask *mailbox.Ask) (state, detail string) {
 		}
 		return Exited, "code=unknown"
 	}
-	if !Alive(*a) {
+	if a.State == mailbox.StateStarting && a.PID == 0 && Local(*a, here) {
+		// Recorded, its supervisor not yet started.
+		return Starting, ""
+	}
+	j := Judge(*a, here)
+	if !j.Live {
 		if ask != nil {
 			return AwaitingHuman, fmt.Sprintf("ask=%d", ask.ID)
 		}
-		return Lost, fmt.Sprintf("pid=%d", a.PID)
+		return Lost, j.Detail
 	}
 	switch a.State {
 	case mailbox.StateStarting:
-		return Starting, fmt.Sprintf("pid=%d", a.PID)
+		return Starting, j.Detail
 	case mailbox.StateReady:
-		return Ready, fmt.Sprintf("pid=%d", a.PID)
+		return Ready, j.Detail
 	}
-	return Running, fmt.Sprintf("pid=%d", a.PID)
+	return Running, j.Detail
 }
 
 // Describe is State as one column: "running pid=42", "exited code=3",
 // "never-spawned".
-func Describe(a *mailbox.Agent, ask *mailbox.Ask) string {
-	s, d := State(a, ask)
+func Describe(a *mailbox.Agent, ask *mailbox.Ask, here Here) string {
+	s, d := State(a, ask, here)
 	if d == "" {
 		return s
 	}
@@ -104,7 +181,7 @@ type Entry struct {
 
 // Team lists every agent recorded in team, and every name holding unread
 // mail that was never spawned, by name.
-func Team(ctx context.Context, db *mailbox.DB, team string) ([]Entry, error) {
+func Team(ctx context.Context, db *mailbox.DB, team string, here Here) ([]Entry, error) {
 	agents, err := db.Agents(ctx, team)
 	if err != nil {
 		return nil, err
@@ -123,7 +200,7 @@ func Team(ctx context.Context, db *mailbox.DB, team string) ([]Entry, error) {
 		a := &agents[i]
 		seen[a.Name] = true
 		e := Entry{Name: a.Name, Agent: a, Unread: unread[a.Name], Ask: asks[a.Name], Started: RunStarted(a.Run)}
-		e.State, e.Detail = State(a, e.Ask)
+		e.State, e.Detail = State(a, e.Ask, here)
 		out = append(out, e)
 	}
 	for name, u := range unread {

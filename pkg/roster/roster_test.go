@@ -4,8 +4,10 @@ import (
 	"fmt"
 	"os"
 	"testing"
+	"time"
 
 	"github.com/teamkit/teamkit/pkg/mailbox"
+	"github.com/teamkit/teamkit/pkg/proc"
 	"github.com/teamkit/teamkit/pkg/roster"
 )
 
@@ -13,6 +15,12 @@ func TestDescribe(t *testing.T) {
 	code := 0
 	ask := &mailbox.Ask{ID: 7}
 	me := os.Getpid()
+	self, err := proc.Self()
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now()
+	fresh, old := now.Add(-time.Second), now.Add(-5*time.Minute)
 	for _, tc := range []struct {
 		a    *mailbox.Agent
 		ask  *mailbox.Ask
@@ -28,8 +36,17 @@ func TestDescribe(t *testing.T) {
 		{&mailbox.Agent{State: mailbox.StateReady, PID: me}, nil, fmt.Sprintf("ready pid=%d", me)},
 		{&mailbox.Agent{State: mailbox.StateRunning, PID: 0}, nil, "lost pid=0"},
 		{&mailbox.Agent{State: mailbox.StateReady, PID: 0}, ask, "awaiting-human ask=7"},
+		{&mailbox.Agent{State: mailbox.StateStarting, PID: 0, Host: "here"}, nil, "starting"},
+		// This process, but recorded with another start time or boot: not it.
+		{&mailbox.Agent{State: mailbox.StateRunning, PID: me, PIDStart: self.Start + 1, BootID: self.Boot}, nil, fmt.Sprintf("lost pid=%d", me)},
+		{&mailbox.Agent{State: mailbox.StateRunning, PID: me, PIDStart: self.Start, BootID: "old-boot"}, nil, fmt.Sprintf("lost pid=%d", me)},
+		{&mailbox.Agent{State: mailbox.StateRunning, PID: me, PIDStart: self.Start, BootID: self.Boot, Host: "here"}, nil, fmt.Sprintf("running pid=%d", me)},
+		// Another host: the heartbeat decides, never the pid.
+		{&mailbox.Agent{State: mailbox.StateRunning, PID: me, Host: "b2", HeartbeatAt: &fresh, Heartbeat: time.Second}, nil, "running host=b2"},
+		{&mailbox.Agent{State: mailbox.StateRunning, PID: me, Host: "b2", HeartbeatAt: &old, Heartbeat: time.Second}, nil, "lost host=b2 heartbeat=5m ago"},
+		{&mailbox.Agent{State: mailbox.StateExited, ExitCode: &code, Host: "b2"}, nil, "exited code=0"},
 	} {
-		if got := roster.Describe(tc.a, tc.ask); got != tc.want {
+		if got := roster.Describe(tc.a, tc.ask, roster.Here{Host: "here", Now: now}); got != tc.want {
 			t.Errorf("Describe(%+v, %v) = %q, want %q", tc.a, tc.ask, got, tc.want)
 		}
 	}

@@ -21,7 +21,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/teamkit/teamkit/pkg/agenttype"
@@ -44,6 +43,16 @@ const (
 // MinHandshakeWait is the least a handshake type is waited for unless
 // --timeout says otherwise: codex's first turn was measured at 143–187 s.
 const MinHandshakeWait = 300 * time.Second
+
+// NoHandshakeGrace is how long a spawn of a type without a handshake
+// watches its agent before calling it launched: an agent whose CLI rejects
+// its argv, or is not logged in, exits well within it, and is reported as
+// exited, with its code and last output, instead of launched.
+const NoHandshakeGrace = 2 * time.Second
+
+// OutputLines is how many of the agent's last output lines a spawn that
+// ends exited or timed out reports.
+const OutputLines = 10
 
 // Errors a caller maps to exit codes and hints.
 var (
@@ -70,6 +79,12 @@ type Request struct {
 	Environ []string
 	// Self is the spawn executable, started again as the supervisor.
 	Self string
+	// Host names this machine in the agent's record (roster.HostName).
+	Host string
+	// Heartbeat is how often the supervisor renews the run's heartbeat
+	// (0: roster.DefaultHeartbeat); Grace how long a stopped agent gets
+	// between SIGTERM and SIGKILL (0: launch.DefaultGrace).
+	Heartbeat, Grace time.Duration
 	// Waiting, if set, is called when the handshake wait begins; the func it
 	// returns when the wait ends (the command draws elapsed time meanwhile).
 	Waiting func() (done func())
@@ -86,10 +101,13 @@ type Result struct {
 	Agent mailbox.Agent
 	// Briefing is the path of the file holding the rendered briefing.
 	Briefing string
+	// Output is the last lines of the agent's output when it exited or
+	// timed out (escaped for a terminal).
+	Output []string
 }
 
 // Spawn starts the agent of req with finder's types and db's mailbox.
-func Spawn(ctx context.Context, db *mailbox.DB, finder agenttype.Finder, req Request) (Result, error) {
+func Spawn(ctx context.Context, db *mailbox.DB, finder agenttype.Finder, req Request) (res Result, err error) {
 	for _, n := range [][2]string{{"team", req.Team}, {"agent", req.Name}} {
 		if err := names.Check(n[0], n[1]); err != nil {
 			return Result{}, err
@@ -139,6 +157,11 @@ func Spawn(ctx context.Context, db *mailbox.DB, finder agenttype.Finder, req Req
 	if err := os.MkdirAll(runDir, 0o700); err != nil {
 		return Result{}, fmt.Errorf("create run directory: %w", err)
 	}
+	// Briefings, logs and specs are the agent's secrets: its directory is
+	// private even if it was made by hand, or by an older teamkit.
+	if err := os.Chmod(runDir, 0o700); err != nil {
+		return Result{}, fmt.Errorf("make run directory private: %w", err)
+	}
 	base := filepath.Join(runDir, run)
 	promptFile, logFile, specFile := base+".briefing.md", base+".log", base+".spec.json"
 
@@ -173,28 +196,46 @@ func Spawn(ctx context.Context, db *mailbox.DB, finder agenttype.Finder, req Req
 	if _, err := launch.LookPath(argv[0], env); err != nil {
 		return Result{}, fmt.Errorf("type %s: %w", t.Name, err)
 	}
-	spec := launch.Spec{Argv: argv, Env: env, Dir: req.Workdir, Log: logFile, DB: dbPath, Team: req.Team, Name: req.Name, Run: run}
+	if req.Heartbeat <= 0 {
+		req.Heartbeat = roster.DefaultHeartbeat
+	}
+	if req.Grace <= 0 {
+		req.Grace = launch.DefaultGrace
+	}
+	spec := launch.Spec{Argv: argv, Env: env, Dir: req.Workdir, Log: logFile, DB: dbPath, Team: req.Team, Name: req.Name, Run: run,
+		Host: req.Host, Heartbeat: req.Heartbeat, Grace: req.Grace, Tmux: t.Conf.Launch == agenttype.LaunchTmux}
 	if t.Conf.Boot == agenttype.BootStdin {
 		spec.Stdin = promptFile
 	}
 	if err := launch.WriteSpec(specFile, spec); err != nil {
 		return Result{}, err
 	}
+	// The spec holds the spawner's whole environment, secrets included. The
+	// supervisor deletes it once read; on every path where no supervisor
+	// will (the launch failed, the run is over), it goes here.
+	launched := false
+	defer func() {
+		if !launched || res.Status == StatusExited || res.Status == StatusTimeout {
+			os.Remove(specFile)
+		}
+	}()
 
 	if err := db.ClearReady(ctx, req.Team, req.Name); err != nil {
 		return Result{}, err
 	}
 	agent := mailbox.Agent{Team: req.Team, Name: req.Name, Type: t.Name, Run: run, State: mailbox.StateStarting,
-		Log: logFile, Issue: req.Issue, Task: req.Task, Workdir: req.Workdir}
+		Log: logFile, Issue: req.Issue, Task: req.Task, Workdir: req.Workdir, Host: req.Host}
 	if err := db.RecordLaunch(ctx, agent); err != nil {
 		return Result{}, err
 	}
-	res := Result{Briefing: promptFile}
+	res = Result{Briefing: promptFile}
 	start := time.Now()
 
 	switch t.Conf.Launch {
 	case agenttype.LaunchForeground:
-		return foreground(ctx, db, t, spec, req, res, start)
+		launched = true
+		res, err = foreground(ctx, db, t, spec, req, res, start)
+		return res, err
 	case agenttype.LaunchTmux:
 		// tmux gets the spawner's environment without the agent's identity:
 		// a tmux server it starts keeps that environment for every later
@@ -207,32 +248,48 @@ func Spawn(ctx context.Context, db *mailbox.DB, finder agenttype.Finder, req Req
 		db.SetAgentState(context.Background(), req.Team, req.Name, run, mailbox.StateFailed, 0, nil)
 		return Result{}, err
 	}
+	launched = true
 	// The agent is up: a failure from here on is not a failed launch.
-	if err := db.SetAgentPID(ctx, req.Team, req.Name, run, agent.PID); err != nil {
+	sup, err := proc.Of(agent.PID)
+	if err != nil {
+		// It is gone already (and maybe reaped): the record says how.
+		sup = proc.Identity{PID: agent.PID}
+	}
+	if err := db.SetAgentPID(ctx, req.Team, req.Name, run, mailbox.Process{PID: sup.PID, Start: sup.Start, Boot: sup.Boot, Host: req.Host}); err != nil {
 		return Result{}, err
 	}
-	if t.Conf.Handshake != agenttype.HandshakeActAs {
-		res.Status = StatusUnconfirmed
-		res.After = time.Since(start)
-		res.Agent, err = db.Agent(ctx, req.Team, req.Name)
-		return res, err
-	}
-	return handshake(ctx, db, t, req, run, agent.PID, res, start)
+	res, err = watch(ctx, db, t, req, run, sup, res, start)
+	return res, err
 }
 
-// handshake waits for run's mark, the agent's exit, or the timeout.
-func handshake(ctx context.Context, db *mailbox.DB, t *agenttype.Type, req Request, run string, pid int, res Result, start time.Time) (Result, error) {
-	wait := req.Timeout
-	if wait <= 0 {
-		wait = max(t.Conf.ReadyTimeout, MinHandshakeWait)
+// watch follows the launched run: for a handshake type until its mark, its
+// exit or the timeout (which stops it); for a type without one, for
+// NoHandshakeGrace, so an agent that dies at once is reported as exited.
+func watch(ctx context.Context, db *mailbox.DB, t *agenttype.Type, req Request, run string, sup proc.Identity, res Result, start time.Time) (Result, error) {
+	needMark := t.Conf.Handshake == agenttype.HandshakeActAs
+	wait := NoHandshakeGrace
+	if needMark {
+		wait = req.Timeout
+		if wait <= 0 {
+			wait = max(t.Conf.ReadyTimeout, MinHandshakeWait)
+		}
+		if req.Waiting != nil {
+			defer req.Waiting()()
+		}
 	}
 	deadline := start.Add(wait)
-	if req.Waiting != nil {
-		defer req.Waiting()()
+	marked := func() (bool, error) {
+		if !needMark {
+			return false, nil
+		}
+		ok, err := db.ConsumeReady(ctx, req.Team, req.Name, run)
+		if ok {
+			res.Status = StatusReady
+		}
+		return ok, err
 	}
 	check := func() (bool, error) {
-		if ok, err := db.ConsumeReady(ctx, req.Team, req.Name, run); err != nil || ok {
-			res.Status = StatusReady
+		if ok, err := marked(); err != nil || ok {
 			return ok, err
 		}
 		a, err := db.Agent(ctx, req.Team, req.Name)
@@ -242,10 +299,9 @@ func handshake(ctx context.Context, db *mailbox.DB, t *agenttype.Type, req Reque
 		if a.Run != run {
 			return false, fmt.Errorf("agent %s/%s was launched again (run %s) while this spawn waited", req.Team, req.Name, a.Run)
 		}
-		if a.State == mailbox.StateExited || (pid > 0 && !proc.Alive(pid)) || (a.PID > 0 && !proc.Alive(a.PID)) {
+		if a.State == mailbox.StateExited || !sup.Alive() || (a.PID > 0 && !roster.Identity(a).Alive()) {
 			// One more look: it may have marked just before it exited.
-			if ok, err := db.ConsumeReady(ctx, req.Team, req.Name, run); err != nil || ok {
-				res.Status = StatusReady
+			if ok, err := marked(); err != nil || ok {
 				return ok, err
 			}
 			res.Status = StatusExited
@@ -276,7 +332,15 @@ func handshake(ctx context.Context, db *mailbox.DB, t *agenttype.Type, req Reque
 	}
 	res.After = time.Since(start)
 	if !ok {
-		res.Status = StatusTimeout
+		res.Status = StatusUnconfirmed
+		if needMark {
+			res.Status = StatusTimeout
+			// A run that never became ready is not left running: it is
+			// stopped like any other, and its exit recorded.
+			if _, err := Stop(ctx, db, req.Team, req.Name, StopOptions{Host: req.Host, Grace: req.Grace, Run: run}); err != nil && !errors.Is(err, ErrNotRunning) {
+				return Result{}, err
+			}
+		}
 	}
 	if res.Status == StatusReady {
 		if err := db.SetAgentState(ctx, req.Team, req.Name, run, mailbox.StateReady, 0, nil); err != nil {
@@ -288,6 +352,9 @@ func handshake(ctx context.Context, db *mailbox.DB, t *agenttype.Type, req Reque
 		waitForExitRecord(ctx, db, req.Team, req.Name, run)
 	}
 	res.Agent, err = db.Agent(ctx, req.Team, req.Name)
+	if res.Status == StatusExited || res.Status == StatusTimeout {
+		res.Output = LastOutput(res.Agent.Log, OutputLines)
+	}
 	return res, err
 }
 
@@ -301,6 +368,7 @@ func waitForExitRecord(ctx context.Context, db *mailbox.DB, team, name, run stri
 // foreground supervises the agent on spawn's own terminal and returns when
 // it exits: ready if this run marked meanwhile.
 func foreground(ctx context.Context, db *mailbox.DB, t *agenttype.Type, spec launch.Spec, req Request, res Result, start time.Time) (Result, error) {
+	spec.Self, spec.Environ = req.Self, req.Environ
 	if _, err := launch.Supervise(ctx, spec, db, req.Stdout, req.Stderr, req.Stdin); err != nil {
 		return Result{}, err
 	}
@@ -317,7 +385,8 @@ func foreground(ctx context.Context, db *mailbox.DB, t *agenttype.Type, spec lau
 }
 
 // stopLive refuses to start a second copy of a live agent, or with Replace
-// stops the live one (SIGTERM to its session, then SIGKILL) first.
+// stops the live one first. Live is judged by roster.Judge: the recorded
+// supervisor's exact identity on this host, the heartbeat elsewhere.
 func stopLive(ctx context.Context, db *mailbox.DB, req Request) error {
 	a, err := db.Agent(ctx, req.Team, req.Name)
 	if errors.Is(err, mailbox.ErrNotFound) {
@@ -326,25 +395,14 @@ func stopLive(ctx context.Context, db *mailbox.DB, req Request) error {
 	if err != nil {
 		return err
 	}
-	live := a.State != mailbox.StateExited && a.State != mailbox.StateFailed && proc.Alive(a.PID)
-	if !live {
-		return nil
+	here := roster.Here{Host: req.Host, Now: time.Now()}
+	if a.State != mailbox.StateExited && a.State != mailbox.StateFailed && roster.Judge(a, here).Live && !req.Replace {
+		return fmt.Errorf("%w: %s/%s (run %s, %s); pass --replace to stop it and start again", ErrAlive, req.Team, req.Name, a.Run, roster.Describe(&a, nil, here))
 	}
-	if !req.Replace {
-		return fmt.Errorf("%w: %s/%s (run %s, pid %d); pass --replace to stop it and start again", ErrAlive, req.Team, req.Name, a.Run, a.PID)
-	}
-	// The supervisor passes SIGTERM on to its agent; signalling the whole
-	// group as well would deliver it twice.
-	syscall.Kill(a.PID, syscall.SIGTERM)
-	deadline := time.Now().Add(10 * time.Second)
-	for proc.Alive(a.PID) && time.Now().Before(deadline) {
-		time.Sleep(50 * time.Millisecond)
-	}
-	if proc.Alive(a.PID) {
-		// The supervisor leads its own session (setsid; tmux does the same
-		// for a pane), so its agent is in its process group.
-		syscall.Kill(-a.PID, syscall.SIGKILL)
-		syscall.Kill(a.PID, syscall.SIGKILL)
+	// Stop also sweeps up what an unsupervised run left behind, live or not.
+	_, err = Stop(ctx, db, req.Team, req.Name, StopOptions{Host: req.Host, Grace: req.Grace})
+	if err != nil && !errors.Is(err, ErrNotRunning) {
+		return err
 	}
 	return nil
 }

@@ -90,7 +90,7 @@ func runList(c *cli.Context, env *command.Env) error {
 		return err
 	}
 	defer db.Close()
-	entries, err := roster.Team(c.Context, db, team)
+	entries, err := roster.Team(c.Context, db, team, roster.Here{Host: roster.HostName(env.Getenv), Now: env.Now()})
 	if err != nil {
 		return err
 	}
@@ -198,12 +198,12 @@ func runLog(c *cli.Context, env *command.Env) error {
 	if !c.Bool("follow") {
 		return nil
 	}
-	return follow(c.Context, db, f, a, env.Stdout)
+	return follow(c.Context, db, f, a, env.Stdout, roster.HostName(env.Getenv))
 }
 
 // follow copies what is appended to f until a's run ends (its supervisor
 // writes the exit note last, so nothing is missed) or ctx ends.
-func follow(ctx context.Context, db *mailbox.DB, f *os.File, a mailbox.Agent, w io.Writer) error {
+func follow(ctx context.Context, db *mailbox.DB, f *os.File, a mailbox.Agent, w io.Writer, host string) error {
 	t := time.NewTicker(followPoll)
 	defer t.Stop()
 	for {
@@ -211,7 +211,7 @@ func follow(ctx context.Context, db *mailbox.DB, f *os.File, a mailbox.Agent, w 
 		if err != nil {
 			return err
 		}
-		state, _ := roster.State(&now, nil)
+		state, _ := roster.State(&now, nil, roster.Here{Host: host, Now: time.Now()})
 		ended := now.Run != a.Run || !(state == roster.Running || state == roster.Ready || state == roster.Starting)
 		if _, err := io.Copy(w, f); err != nil {
 			return err

@@ -11,11 +11,14 @@
 package spawn
 
 import (
+	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/urfave/cli/v2"
 
@@ -24,6 +27,7 @@ import (
 	"github.com/teamkit/teamkit/pkg/github"
 	"github.com/teamkit/teamkit/pkg/launch"
 	"github.com/teamkit/teamkit/pkg/mailbox"
+	"github.com/teamkit/teamkit/pkg/roster"
 	"github.com/teamkit/teamkit/pkg/spawn"
 )
 
@@ -35,11 +39,14 @@ func build(env *command.Env) *cli.App {
 		Name:      "spawn",
 		Usage:     "start an agent of a type, briefed whole, and wait until it is really ready",
 		ArgsUsage: "<type> <name>",
-		UsageText: "spawn <type> <name> [--team T] [--task TEXT | --task-file F] [--issue OWNER/REPO#N] [--timeout D] [--workdir DIR] [--replace] [--json]\n" +
+		UsageText: "spawn <type> <name> [--team T] [--task TEXT | --task-file F] [--issue OWNER/REPO#N] [--timeout D] [--workdir DIR] [--replace] [--grace D] [--json]\n" +
 			"spawn list <team> [--json]\n" +
-			"spawn log <team> <name> [--follow]",
+			"spawn log <team> <name> [--follow]\n" +
+			"spawn stop <team> (<name> | --all) [--grace D]",
 		Description: "Types are looked up in $TEAMKIT_TYPES (colon-separated), $XDG_CONFIG_HOME/teamkit/types, then the built-in types.\n" +
-			"--timeout takes seconds (60) or a duration (10m). A type named list, log or completion cannot be spawned.\n" +
+			"--timeout takes seconds (60) or a duration (10m). A type named list, log, stop or completion cannot be spawned.\n" +
+			"A type without a handshake that exits within 2s is reported as exited; an exited or timed-out spawn prints\n" +
+			"the agent's last output lines on stderr, and a timed-out agent is stopped (SIGTERM, SIGKILL after --grace).\n" +
 			"Exit status: 0 ready (or launched, for types without a handshake), 2 not ready in time or the agent exited first,\n" +
 			"1 failure, 64 usage error.\n\n" +
 			"Examples:\n" +
@@ -54,16 +61,24 @@ func build(env *command.Env) *cli.App {
 			timeoutFlag(),
 			&cli.StringFlag{Name: "workdir", Usage: "the agent's working `DIR` (default: the current directory)"},
 			&cli.BoolFlag{Name: "replace", Usage: "stop a live agent of the same name first"},
+			graceFlag(),
 		),
 		Action: func(c *cli.Context) error { return run(c, env) },
 		Commands: []*cli.Command{
 			listCommand(env),
 			logCommand(env),
+			stopCommand(env),
 			{
 				// The supervisor of one agent run; spawn starts it, never a user.
 				Name:   "__run",
 				Hidden: true,
 				Action: func(c *cli.Context) error { return supervise(c, env) },
+			},
+			{
+				// The guard of one run's supervisor; the supervisor starts it.
+				Name:   "__guard",
+				Hidden: true,
+				Action: func(c *cli.Context) error { return guard(c, env) },
 			},
 		},
 	}
@@ -137,11 +152,20 @@ func run(c *cli.Context, env *command.Env) error {
 	}
 	dbPath, _ := command.DBPath(c, env)
 
+	heartbeat, err := heartbeatSetting(env)
+	if err != nil {
+		return err
+	}
+	grace, err := graceOf(c)
+	if err != nil {
+		return err
+	}
 	req := spawn.Request{
 		Type: args[0], Team: team, Name: args[1], Task: task, Issue: issue,
 		Workdir: c.String("workdir"), Timeout: command.Duration(c, "timeout"), Replace: c.Bool("replace"),
 		DBPath: dbPath, StateDir: filepath.Join(command.StateHome(env), "teamkit"),
 		Environ: env.Environ(), Self: self,
+		Host: roster.HostName(env.Getenv), Heartbeat: heartbeat, Grace: grace,
 		Stdin: env.Stdin, Stdout: env.Stdout, Stderr: env.Stderr,
 	}
 	req.Waiting = func() func() {
@@ -153,6 +177,9 @@ func run(c *cli.Context, env *command.Env) error {
 	}
 	if err := report(c, env, res); err != nil {
 		return err
+	}
+	for _, line := range res.Output {
+		fmt.Fprintf(env.Stderr, "spawn: agent output: %s\n", line)
 	}
 	if res.Status == spawn.StatusExited || res.Status == spawn.StatusTimeout {
 		return command.Condition()
@@ -225,6 +252,11 @@ func supervise(c *cli.Context, env *command.Env) error {
 	// The spec holds the spawner's whole environment, secrets included;
 	// it has served its purpose once read.
 	os.Remove(specPath)
+	spec.Self, err = os.Executable()
+	if err != nil {
+		return err
+	}
+	spec.Environ, spec.Pane = env.Environ(), env.Getenv("TMUX_PANE")
 	db, err := command.OpenMailbox(c.Context, c, &command.Env{Getenv: func(k string) string {
 		if k == "TEAMKIT_DB" {
 			return spec.DB
@@ -243,4 +275,35 @@ func supervise(c *cli.Context, env *command.Env) error {
 		return &command.Error{Code: code, Quiet: true}
 	}
 	return nil
+}
+
+// guard is the hidden "__guard SPEC" verb: watch one run's supervisor, and
+// stop and record the run if the supervisor dies (launch.Guard).
+func guard(c *cli.Context, env *command.Env) error {
+	var gs launch.GuardSpec
+	if c.NArg() != 1 || json.Unmarshal([]byte(c.Args().First()), &gs) != nil {
+		return command.Usagef("usage: spawn __guard <spec>")
+	}
+	return launch.Guard(gs, env.Stdin, func(ctx context.Context, path string) (*mailbox.DB, error) {
+		return command.OpenMailbox(ctx, c, &command.Env{Getenv: func(k string) string {
+			if k == "TEAMKIT_DB" {
+				return path
+			}
+			return env.Getenv(k)
+		}, Now: env.Now})
+	})
+}
+
+// heartbeatSetting is TEAMKIT_HEARTBEAT: how often supervisors renew their
+// run's heartbeat (another host calls a run lost after three missed beats).
+func heartbeatSetting(env *command.Env) (time.Duration, error) {
+	s := env.Getenv("TEAMKIT_HEARTBEAT")
+	if s == "" {
+		return roster.DefaultHeartbeat, nil
+	}
+	d, err := command.ParseDuration(s)
+	if err != nil || d < 10*time.Millisecond {
+		return 0, command.Usagef("TEAMKIT_HEARTBEAT=%q: want a duration of at least 10ms, such as 15s", s)
+	}
+	return d, nil
 }

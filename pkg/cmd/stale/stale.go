@@ -105,6 +105,7 @@ func run(c *cli.Context, env *command.Env) error {
 	}
 	defer db.Close()
 	now := env.Now()
+	here := roster.Here{Host: roster.HostName(env.Getenv), Now: now}
 	msgs, err := db.Stale(c.Context, team, to, now.Add(-time.Duration(mins*float64(time.Minute))))
 	if err != nil {
 		return err
@@ -122,7 +123,7 @@ func run(c *cli.Context, env *command.Env) error {
 	out := bufio.NewWriter(env.Stdout)
 	if c.Bool("json") {
 		for _, m := range msgs {
-			row := Row{Message: m.Message, AgeSeconds: int64(now.Sub(m.CreatedAt).Seconds()), Recipient: roster.Describe(m.Recipient, asks[m.To]), Agent: m.Recipient}
+			row := Row{Message: m.Message, AgeSeconds: int64(now.Sub(m.CreatedAt).Seconds()), Recipient: roster.Describe(m.Recipient, asks[m.To], here), Agent: m.Recipient}
 			if err := command.JSON(out, row); err != nil {
 				return err
 			}
@@ -131,7 +132,7 @@ func run(c *cli.Context, env *command.Env) error {
 		tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
 		fmt.Fprintln(tw, "ID\tTO\tFROM\tAGE\tRECIPIENT\tFIRST LINE")
 		for _, m := range msgs {
-			fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\n", m.ID, m.To, m.From, roster.Age(now.Sub(m.CreatedAt)), roster.Describe(m.Recipient, asks[m.To]), env.Show(inbox.FirstLine(m.Body, 60)))
+			fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\n", m.ID, m.To, m.From, roster.Age(now.Sub(m.CreatedAt)), roster.Describe(m.Recipient, asks[m.To], here), env.Show(inbox.FirstLine(m.Body, 60)))
 		}
 		if err := tw.Flush(); err != nil {
 			return err

@@ -1,0 +1,116 @@
+package launch
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/teamkit/teamkit/pkg/mailbox"
+	"github.com/teamkit/teamkit/pkg/proc"
+)
+
+// GuardSpec is what a guard needs to clean up after a dead supervisor.
+type GuardSpec struct {
+	DB, Team, Name, Run, Log string
+	Grace                    time.Duration
+	Supervisor               proc.Identity
+}
+
+// guardDone is what a supervisor that finished its work writes to its guard.
+const guardDone = "done\n"
+
+// guard is a running guard as its supervisor holds it.
+type guard struct {
+	cmd *exec.Cmd
+	w   *os.File
+}
+
+func (g *guard) pid() int {
+	if g == nil {
+		return 0
+	}
+	return g.cmd.Process.Pid
+}
+
+// release tells the guard the supervisor finished, and reaps it.
+func (g *guard) release() {
+	if g == nil {
+		return
+	}
+	io.WriteString(g.w, guardDone)
+	g.w.Close()
+	g.cmd.Wait()
+}
+
+// startGuard starts "self __guard SPEC" in a session of its own, with a pipe
+// from this supervisor as its stdin. The pipe's write end exists only here:
+// when the supervisor dies, however (SIGKILL included), the kernel closes it
+// and the guard reads EOF without "done".
+//
+// The guard's environment lacks TEAMKIT_RUN and it has its own session, so it
+// is never taken for one of the agent's processes.
+func startGuard(spec Spec, self proc.Identity) (*guard, error) {
+	if spec.Self == "" {
+		return nil, fmt.Errorf("the supervisor's executable is unknown")
+	}
+	arg, err := json.Marshal(GuardSpec{DB: spec.DB, Team: spec.Team, Name: spec.Name, Run: spec.Run, Log: spec.Log, Grace: spec.Grace, Supervisor: self})
+	if err != nil {
+		return nil, err
+	}
+	r, w, err := os.Pipe()
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	var env []string
+	for _, kv := range spec.Environ {
+		if !strings.HasPrefix(kv, "TEAMKIT_RUN=") {
+			env = append(env, kv)
+		}
+	}
+	cmd := &exec.Cmd{Path: spec.Self, Args: []string{"spawn", "__guard", string(arg)}, Env: env, Stdin: r,
+		SysProcAttr: &syscall.SysProcAttr{Setsid: true}}
+	if err := cmd.Start(); err != nil {
+		w.Close()
+		return nil, fmt.Errorf("start the run's guard: %w", err)
+	}
+	return &guard{cmd: cmd, w: w}, nil
+}
+
+// Guard is the body of a guard process: it waits for its supervisor to
+// finish (stdin says "done") or die (stdin ends without it). After a death it
+// stops every process of the run (SIGTERM, then SIGKILL after the grace) and
+// records the run as exited with an unknown code, so stale never reports a
+// dead run as running, nor a running agent as unsupervised.
+func Guard(gs GuardSpec, stdin io.Reader, open func(ctx context.Context, path string) (*mailbox.DB, error)) error {
+	// The terminal (a tmux pane closing) must not end the guard first.
+	signal.Ignore(syscall.SIGHUP, syscall.SIGINT)
+	line, _ := bufio.NewReader(stdin).ReadString('\n')
+	if line == guardDone {
+		return nil
+	}
+	spec := Spec{Log: gs.Log, Team: gs.Team, Name: gs.Name, Run: gs.Run, DB: gs.DB}
+	note(spec, "the supervisor (pid %d) of agent %s/%s run %s died; stopping the run's processes", gs.Supervisor.PID, gs.Team, gs.Name, gs.Run)
+	// The supervisor is gone, and with it the session it led: only the
+	// run's marker, never a session id that may be reused, finds them.
+	proc.Group{Marker: Marker(gs.Run)}.Stop(gs.Grace)
+	db, err := open(context.Background(), gs.DB)
+	if err != nil {
+		note(spec, "could not record the run's end: %v", err)
+		return err
+	}
+	defer db.Close()
+	if err := recordEnd(db, spec, nil); err != nil {
+		return err
+	}
+	note(spec, "agent %s/%s run %s recorded as exited (code unknown: its supervisor died)", gs.Team, gs.Name, gs.Run)
+	return nil
+}

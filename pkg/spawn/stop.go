@@ -1,0 +1,149 @@
+package spawn
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"syscall"
+	"time"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/teamkit/teamkit/pkg/launch"
+	"github.com/teamkit/teamkit/pkg/mailbox"
+	"github.com/teamkit/teamkit/pkg/proc"
+	"github.com/teamkit/teamkit/pkg/roster"
+)
+
+// Errors Stop reports.
+var (
+	ErrNotRunning = errors.New("agent is not running")
+	ErrRemote     = errors.New("agent runs on another host")
+	ErrUnverified = errors.New("agent was recorded without its process identity")
+)
+
+// StopOptions tune Stop.
+type StopOptions struct {
+	// Host is this machine's name in agent records.
+	Host string
+	// Grace is how long the agent's processes get between SIGTERM and
+	// SIGKILL (0: launch.DefaultGrace).
+	Grace time.Duration
+	// Run, when set, stops only that run (a timed-out spawn stops its own).
+	Run string
+}
+
+// Stop ends the agent's latest run: SIGTERM to every process of the run
+// (found by the run's marker and the supervisor's session, each checked
+// through a pidfd), SIGKILL to what remains after the grace, then waits for
+// the supervisor to record the agent's real exit code (143 after SIGTERM)
+// and leave. Nothing is signalled unless the recorded supervisor's exact
+// identity (pid, start time, boot id) is alive, or the processes carry the
+// run's marker; a pid now held by another process is never touched.
+//
+// It returns the record afterwards; ErrNotRunning when nothing of the run
+// was running, ErrRemote for a run on another host (its processes can only
+// be stopped there).
+func Stop(ctx context.Context, db *mailbox.DB, team, name string, o StopOptions) (mailbox.Agent, error) {
+	if o.Grace <= 0 {
+		o.Grace = launch.DefaultGrace
+	}
+	a, err := db.Agent(ctx, team, name)
+	if err != nil {
+		return a, err
+	}
+	if o.Run != "" && a.Run != o.Run {
+		return a, fmt.Errorf("%w: %s/%s run %s (its latest run is %s)", ErrNotRunning, team, name, o.Run, a.Run)
+	}
+	here := roster.Here{Host: o.Host, Now: time.Now()}
+	ended := a.State == mailbox.StateExited || a.State == mailbox.StateFailed
+	j := roster.Judge(a, here)
+	if !j.Local {
+		if j.Live && !ended {
+			return a, fmt.Errorf("%w: %s/%s is %s; stop it there", ErrRemote, team, name, roster.Describe(&a, nil, here))
+		}
+		return a, fmt.Errorf("%w: %s/%s is %s", ErrNotRunning, team, name, roster.Describe(&a, nil, here))
+	}
+	sup := roster.Identity(a)
+	if !j.Live || ended {
+		// The supervisor is gone. Anything still carrying the run's marker
+		// is an agent left unsupervised (its guard was killed too): found,
+		// stopped, and recorded.
+		left := proc.Group{Marker: launch.Marker(a.Run)}
+		if len(left.Members()) == 0 {
+			return a, fmt.Errorf("%w: %s/%s is %s", ErrNotRunning, team, name, roster.Describe(&a, nil, here))
+		}
+		left.Stop(o.Grace)
+		if a.State != mailbox.StateExited {
+			db.SetAgentState(ctx, team, name, a.Run, mailbox.StateExited, 0, nil)
+		}
+		return db.Agent(ctx, team, name)
+	}
+	if !sup.Known() {
+		return a, fmt.Errorf("%w: %s/%s (pid %d, started by an older teamkit); stop it by hand", ErrUnverified, team, name, a.PID)
+	}
+	// The supervisor was just seen alive, so its pid is still its session's
+	// id (background and tmux supervisors lead one; in the foreground no
+	// session carries the pid, and the marker alone finds the agent).
+	proc.Group{Marker: launch.Marker(a.Run), Session: sup.PID, Exclude: []int{sup.PID}}.Stop(o.Grace)
+	// The supervisor records the exit and leaves once its agent is gone;
+	// one that does not is stopped itself, by its exact identity.
+	if !sup.WaitGone(o.Grace + 5*time.Second) {
+		sup.Signal(syscall.SIGTERM)
+		if !sup.WaitGone(o.Grace) {
+			sup.Signal(syscall.SIGKILL)
+			sup.WaitGone(5 * time.Second)
+		}
+	}
+	waitForExitRecord(ctx, db, team, name, a.Run)
+	return db.Agent(ctx, team, name)
+}
+
+// LastOutput is the last n lines of the agent's output in its run log (the
+// supervisor's own "teamkit:" notes left out), with control characters shown
+// escaped: it is printed to a terminal, and an agent's output may hold
+// escape sequences.
+func LastOutput(log string, n int) []string {
+	data, err := launch.Tail(log, 64<<10)
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, line := range strings.Split(string(data), "\n") {
+		line = strings.TrimRight(line, "\r")
+		if i := strings.LastIndexByte(line, '\r'); i >= 0 {
+			line = line[i+1:] // a terminal shows what follows the last CR
+		}
+		if strings.TrimSpace(line) == "" || strings.HasPrefix(line, "teamkit: ") {
+			continue
+		}
+		out = append(out, escape(line))
+	}
+	if len(out) > n {
+		out = out[len(out)-n:]
+	}
+	return out
+}
+
+// escape shows control characters, escape sequences and bidi controls as
+// Go escapes, so they cannot act on the terminal.
+func escape(s string) string {
+	var b bytes.Buffer
+	for i := 0; i < len(s); {
+		r, size := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && size == 1:
+			fmt.Fprintf(&b, `\x%02x`, s[i])
+		case r == '\t':
+			b.WriteRune(r)
+		case unicode.IsControl(r) || unicode.Is(unicode.Bidi_Control, r):
+			fmt.Fprintf(&b, `\u%04x`, r)
+		default:
+			b.WriteString(s[i : i+size])
+		}
+		i += size
+	}
+	return b.String()
+}
