@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"syscall"
@@ -15,8 +16,10 @@ import (
 
 	"github.com/rogpeppe/go-internal/testscript"
 
+	"github.com/teamkit/teamkit/pkg/launch"
 	"github.com/teamkit/teamkit/pkg/mailbox"
 	"github.com/teamkit/teamkit/pkg/modeltest"
+	"github.com/teamkit/teamkit/pkg/proc"
 )
 
 // agentCLIs are the real agent CLIs the built-in types are tested with. The
@@ -71,6 +74,7 @@ func TestAgents(t *testing.T) {
 	params.Cmds["model"] = modelCmd
 	params.Cmds["derivetype"] = deriveType
 	params.Cmds["runlog"] = runLog
+	params.Cmds["runprocs"] = runProcs
 	testscript.Run(t, params)
 }
 
@@ -128,10 +132,12 @@ func setupAgents(e *testscript.Env, cliDir string) error {
 //	    and the turn answered.
 func modelCmd(ts *testscript.TestScript, neg bool, args []string) {
 	if neg || len(args) == 0 {
-		ts.Fatalf("usage: model briefing TEAM NAME [TASKFILE] | model requests")
+		ts.Fatalf("usage: model briefing TEAM NAME [TASKFILE] | model requests | model hold")
 	}
 	srv := ts.Value(modelKey{}).(*modeltest.Server)
 	switch {
+	case args[0] == "hold" && len(args) == 1:
+		srv.SetScript(modeltest.Hold)
 	case args[0] == "requests" && len(args) == 1:
 		for _, r := range srv.Requests() {
 			fmt.Fprintln(ts.Stdout(), requestLine(r))
@@ -168,7 +174,7 @@ func modelCmd(ts *testscript.TestScript, neg bool, args []string) {
 		}
 		fmt.Fprint(ts.Stdout(), got)
 	default:
-		ts.Fatalf("usage: model briefing TEAM NAME [TASKFILE] | model requests")
+		ts.Fatalf("usage: model briefing TEAM NAME [TASKFILE] | model requests | model hold")
 	}
 }
 
@@ -269,6 +275,35 @@ func killAgents(db string) {
 		env, err := os.ReadFile(filepath.Join("/proc", d.Name(), "environ"))
 		if err == nil && bytes.Contains(env, mark) {
 			syscall.Kill(pid, syscall.SIGKILL)
+		}
+	}
+}
+
+// runProcs prints the live processes of the agent's latest run, one
+// "PID COMMAND" line each: "runprocs [-wait REGEXP] TEAM NAME", with -wait
+// once the list matches REGEXP.
+func runProcs(ts *testscript.TestScript, neg bool, args []string) {
+	var want *regexp.Regexp
+	if len(args) == 4 && args[0] == "-wait" {
+		want = regexp.MustCompile("(?s)" + args[1])
+		args = args[2:]
+	}
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: runprocs [-wait REGEXP] TEAM NAME")
+	}
+	a := latestRun(ts, args[0], args[1])
+	for deadline := time.Now().Add(waitLimit); ; time.Sleep(pollEvery) {
+		var b strings.Builder
+		for _, pid := range (proc.Group{Marker: launch.Marker(a.Run)}).Members() {
+			comm, _ := os.ReadFile(fmt.Sprintf("/proc/%d/comm", pid))
+			fmt.Fprintf(&b, "%d %s\n", pid, strings.TrimSpace(string(comm)))
+		}
+		if want == nil || want.MatchString(b.String()) {
+			fmt.Fprint(ts.Stdout(), b.String())
+			return
+		}
+		if time.Now().After(deadline) {
+			ts.Fatalf("runprocs: the run's processes never matched %q:\n%s", want, b.String())
 		}
 	}
 }

@@ -99,6 +99,13 @@ func New(script Script) (*Server, error) {
 	return s, nil
 }
 
+// SetScript makes the server answer with script from the next request on.
+func (s *Server) SetScript(script Script) {
+	s.mu.Lock()
+	s.script = script
+	s.mu.Unlock()
+}
+
 // URL is the server's base URL, http://127.0.0.1:PORT.
 func (s *Server) URL() string { return "http://" + s.ln.Addr().String() }
 
@@ -171,7 +178,10 @@ type handler func(w http.ResponseWriter, r *http.Request, body []byte, e *Reques
 
 // next runs the script on a conversation with a shell tool.
 func (s *Server) next(c Conversation) Turn {
-	t := s.script(c)
+	s.mu.Lock()
+	script := s.script
+	s.mu.Unlock()
+	t := script(c)
 	if t.Command == "" && t.Text == "" {
 		t.Text = "Done."
 	}

@@ -58,6 +58,19 @@ func Teamkit(c Conversation) Turn {
 	return Turn{Text: "Done; everything went out with inbox send."}
 }
 
+// Hold is a model whose agent marks ready and then stays busy: its second
+// command runs until it is killed (a child of the CLI's shell tool), so a
+// test can stop a real CLI in the middle of its work.
+func Hold(c Conversation) Turn {
+	switch len(c.Results) {
+	case 0:
+		return Turn{Command: find(readyRe, c.Briefing, "ready") + " mark"}
+	case 1:
+		return Turn{Command: "sleep 86399"}
+	}
+	return Turn{Text: "Done."}
+}
+
 // Answer is the first line of the fenced human answer in a briefing.
 func Answer(briefing string) (string, bool) {
 	_, rest, ok := strings.Cut(briefing, answerBegin)
