@@ -160,6 +160,12 @@ func (sqliteBackend) watch(ctx context.Context, d *DB, _ string, deadline time.T
 		}
 	}
 	last := int64(-1)
+	// A writer appends its frames to the WAL (the event) before it
+	// publishes the commit in the shared-memory index, which no event
+	// announces: woken early, a waiter still sees the old data_version. So
+	// a wake-up is followed by a few quick looks (every 5 ms, for 100 ms)
+	// until the counter moves.
+	followUps := 0
 	for {
 		var v int64
 		if err := conn.QueryRowContext(ctx, "PRAGMA data_version").Scan(&v); err != nil {
@@ -169,17 +175,42 @@ func (sqliteBackend) watch(ctx context.Context, d *DB, _ string, deadline time.T
 			return false, err
 		}
 		if v != last {
-			last = v
+			last, followUps = v, 0
 			done, err := check()
 			if err != nil || done {
 				return done, err
 			}
 		}
-		if !sleepUntil(ctx, deadline, poll, wake) {
-			return false, ctx.Err()
+		wait := poll
+		if followUps > 0 {
+			wait = sqliteFollowUp
+			followUps--
 		}
+		if !deadline.IsZero() {
+			left := time.Until(deadline)
+			if left <= 0 {
+				return false, nil
+			}
+			wait = min(wait, left)
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return false, ctx.Err()
+		case <-wake:
+			followUps = sqliteFollowUps
+		case <-t.C:
+		}
+		t.Stop()
 	}
 }
+
+// sqliteFollowUp and sqliteFollowUps are the quick looks after a wake-up.
+const (
+	sqliteFollowUp  = 5 * time.Millisecond
+	sqliteFollowUps = 20
+)
 
 // forwardChanges turns the watcher's events on base, base-wal or
 // base-journal into at most one pending wake-up, until the watcher closes.
