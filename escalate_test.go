@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -208,6 +209,8 @@ var extraVars = []string{"TEAMKIT_TYPES", "TEAMKIT_DECIDERS", "TEAMKIT_TEST_CRAS
 // processes with the script's environment. It prints a summary:
 // "exit0=A exit1=B other=C" and "resumed=R" (stdout lines starting
 // "resumed ") and "skipped=S" (stderr lines saying another resume ran).
+// With PARALLEL_HOSTS=N set in the script, the copies are spread over N
+// hosts (see below).
 func parallel(ts *testscript.TestScript, neg bool, args []string) {
 	if neg || len(args) < 2 {
 		ts.Fatalf("usage: parallel N command [args...]")
@@ -218,6 +221,7 @@ func parallel(ts *testscript.TestScript, neg bool, args []string) {
 	}
 	env := scriptEnviron(ts)
 	bin := scriptBin(ts, args[1])
+	hosts, _ := strconv.Atoi(ts.Getenv("PARALLEL_HOSTS"))
 	type result struct {
 		code           int
 		stdout, stderr string
@@ -232,6 +236,13 @@ func parallel(ts *testscript.TestScript, neg bool, args []string) {
 			cmd := exec.Command(bin, args[2:]...)
 			cmd.Args[0] = args[1]
 			cmd.Env = env
+			if hosts > 1 {
+				// Copy i runs on "host<i mod N>": its own host id and
+				// state directory, as on another machine.
+				h := fmt.Sprintf("host%d", i%hosts)
+				cmd.Env = append(append([]string(nil), env...),
+					"TEAMKIT_HOST="+h, "XDG_STATE_HOME="+filepath.Join(ts.Getenv("WORK"), h, "state"))
+			}
 			cmd.Dir = ts.Getenv("WORK")
 			var out, errb bytes.Buffer
 			cmd.Stdout, cmd.Stderr = &out, &errb

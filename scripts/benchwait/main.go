@@ -190,4 +190,3 @@ func rssKB(pid int) (float64, error) {
 	}
 	return 0, fmt.Errorf("no VmRSS for pid %d", pid)
 }
-
