@@ -219,7 +219,7 @@ func Open(ctx context.Context, path string, o Options) (*DB, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := d.migrate(ctx); err != nil {
+	if err := d.migrateRetrying(ctx, o.BusyTimeout); err != nil {
 		d.db.Close()
 		return nil, d.fail("open mailbox", err)
 	}
@@ -235,6 +235,29 @@ func Open(ctx context.Context, path string, o Options) (*DB, error) {
 		}
 	}
 	return d, nil
+}
+
+// migrateRetrying is migrate, tried again while the database is locked, up
+// to the busy timeout. Processes opening a brand-new SQLite file at once can
+// meet SQLITE_BUSY without SQLite's busy handler ever running (one of them
+// is still switching the fresh file to WAL, or its first transaction holds
+// the file while the other reads the schema version); TestConcurrentFirstOpen
+// (eight opens of one new file, 30 times) fails without this retry.
+func (d *DB) migrateRetrying(ctx context.Context, busy time.Duration) error {
+	deadline := time.Now().Add(busy)
+	for wait := 5 * time.Millisecond; ; wait = min(2*wait, 100*time.Millisecond) {
+		err := d.migrate(ctx)
+		if err == nil || !errors.Is(d.fail("open mailbox", err), ErrLocked) || time.Now().Add(wait).After(deadline) {
+			return err
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return ctx.Err()
+		case <-t.C:
+		}
+	}
 }
 
 // Close releases the database.
