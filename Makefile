@@ -15,7 +15,7 @@ CACHE_HOME ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)
 AGENT_CLIS_DIR ?= $(CACHE_HOME)/teamkit/agent-clis
 AGENT_CLIS := @anthropic-ai/claude-code@2.1.197 @openai/codex@0.171.0 @google/gemini-cli@0.61.0 opencode-ai@1.18.33
 
-.PHONY: install demo test bench fuzz docs agent-clis
+.PHONY: install demo test bench bench-agents fuzz docs agent-clis
 
 install:
 	$(GO) install -ldflags "$(LDFLAGS)" ./cmd/...
@@ -42,6 +42,10 @@ bench: install
 	bash scripts/bench.sh
 	PATH="$(GOBIN):$$PATH" $(GO) run ./scripts/benchhandshake -n 30
 	PATH="$(GOBIN):$$PATH" $(GO) run ./scripts/benchwait -n 50 -idle 20s -runs 30
+
+# Spawn-to-ready of each built-in AI type with its real CLI (docs/BENCHMARKS.md).
+bench-agents: install agent-clis
+	PATH="$(GOBIN):$$PATH" $(GO) run ./scripts/benchhandshake -agents claude,codex,gemini,opencode -n 5 -clis "$(AGENT_CLIS_DIR)/node_modules/.bin"
 
 # Idempotent: does nothing when these versions are installed already.
 agent-clis:
