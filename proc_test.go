@@ -252,13 +252,15 @@ func pidInit() int {
 }
 
 // canPidNS is the script condition [pidns]: root may create pid namespaces
-// here, and nsenter is installed.
+// here, and nsenter (util-linux) and pkill (procps) are installed.
 func canPidNS() bool {
 	if os.Geteuid() != 0 {
 		return false
 	}
-	if _, err := exec.LookPath("nsenter"); err != nil {
-		return false
+	for _, tool := range []string{"nsenter", "pkill"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			return false
+		}
 	}
 	cmd := exec.Command("true")
 	cmd.SysProcAttr = &syscall.SysProcAttr{Cloneflags: syscall.CLONE_NEWPID | syscall.CLONE_NEWNS}

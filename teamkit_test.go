@@ -77,7 +77,7 @@ func TestScripts(t *testing.T) {
 var postgresScripts = []string{
 	"readme_walkthrough", "inbox_roundtrip", "inbox_bytes", "ready", "spawn_handshake",
 	"spawn_probe", "ask_local", "resume_question", "resume_concurrent", "resume_pause", "resume_crash",
-	"fleet", "inbox_fleet", "slack_question", "inbox_copy", "proc_hosts", "proc_supervisor_crash", "resume_two_hosts", "proc_hosts", "proc_stop", "proc_supervisor_crash",
+	"fleet", "inbox_fleet", "slack_question", "inbox_copy", "proc_hosts", "proc_stop", "proc_supervisor_crash", "resume_two_hosts",
 }
 
 func TestScriptsPostgres(t *testing.T) {
