@@ -48,7 +48,7 @@ func setupSlack(e *testscript.Env) {
 //	slackfake disconnect                 Slack's disconnect envelope
 //	slackfake dropack                    the next ack kills the socket instead
 //	slackfake waitconn N                 until N connections got their hello
-//	slackfake waitack                    until every injected envelope is acked
+//	slackfake waitack [ENVELOPE_ID]      until every injected envelope (or that one) is acked
 //	slackfake waitcall METHOD [ERROR]    until METHOD was called (and answered ERROR)
 //	slackfake fail METHOD STATUS COUNT [RETRY_AFTER|after]   (COUNT -1: until heal)
 //	slackfake error METHOD CODE COUNT    HTTP 200 {"ok":false,"error":CODE}
@@ -132,6 +132,10 @@ func slackFake(ts *testscript.TestScript, neg bool, args []string) {
 		ts.Check(err)
 		wait(fmt.Sprintf("saw %d connections", n), func(v slacktest.View) bool { return v.Connections() >= n && v.Connected() })
 	case "waitack":
+		if len(args) == 2 {
+			wait("got an ack for "+args[1], func(v slacktest.View) bool { return v.AckedAny(args[1]) })
+			break
+		}
 		want(1)
 		ids := append([]string(nil), st.envelopes...)
 		wait(fmt.Sprintf("got acks for %v", ids), func(v slacktest.View) bool {

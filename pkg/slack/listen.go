@@ -119,7 +119,13 @@ func (c *Client) Listen(ctx context.Context, handle Handler, notef func(format s
 				}
 			case socketmode.EventTypeIncomingError:
 				if ie, ok := evt.Data.(*slackgo.IncomingEventError); ok {
-					notef("warning: slack: unreadable frame skipped: %s", oneLine(ie.Error()))
+					var se *json.SyntaxError
+					var te *json.UnmarshalTypeError
+					if errors.As(ie.ErrorObj, &se) || errors.As(ie.ErrorObj, &te) {
+						notef("warning: slack: unreadable frame skipped: %s", oneLine(ie.ErrorObj.Error()))
+					} else if ctx.Err() == nil {
+						notef("warning: slack: connection lost (%s); reconnecting", oneLine(ie.ErrorObj.Error()))
+					}
 				}
 			case socketmode.EventTypeErrorBadMessage:
 				bad, _ := evt.Data.(*socketmode.ErrorBadMessage)

@@ -540,6 +540,17 @@ func (v View) Acked(id string) bool {
 	return false
 }
 
+// AckedAny reports whether any ack named envelope id, including ids the
+// server did not send as an envelope (a Raw frame's).
+func (v View) AckedAny(id string) bool {
+	for _, a := range v.s.acks {
+		if a == id {
+			return true
+		}
+	}
+	return false
+}
+
 // Connected reports whether a connection is open now.
 func (v View) Connected() bool { return v.s.conn != nil }
 
