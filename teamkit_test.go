@@ -71,13 +71,11 @@ func TestScripts(t *testing.T) {
 // fresh database each): the walk-throughs and the scripts that exercise the
 // store through every command. The rest test SQLite files (errors.txtar:
 // paths, permissions) or launchers, which the backend does not change.
-// (slack_approval is left out: its one-shot "resume t" races the watcher's
-// own pass for the resume lock — the ack comes before that pass ends — and
-// PostgreSQL's slower pass loses that race often enough to fail.)
 var postgresScripts = []string{
 	"readme_walkthrough", "inbox_roundtrip", "inbox_bytes", "ready", "spawn_handshake",
 	"spawn_probe", "ask_local", "resume_question", "resume_concurrent", "resume_pause", "resume_crash",
-	"fleet", "inbox_fleet", "slack_question", "inbox_copy", "proc_hosts", "proc_stop", "proc_supervisor_crash", "resume_two_hosts",
+	"fleet", "inbox_fleet", "slack_question", "slack_approval", "slack_race", "slack_outage",
+	"inbox_copy", "proc_hosts", "proc_stop", "proc_supervisor_crash", "resume_two_hosts",
 }
 
 func TestScriptsPostgres(t *testing.T) {
