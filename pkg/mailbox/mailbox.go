@@ -13,9 +13,10 @@
 // Either way every read-then-write transaction (inTx) is serialized with the
 // others: SQLite's BEGIN IMMEDIATE takes the write lock, PostgreSQL takes a
 // transaction advisory lock. So two processes can never both decide the same
-// ask. Drains claim their messages row by row instead (FOR UPDATE SKIP LOCKED
-// on PostgreSQL), so drainers on many hosts run side by side and never get
-// the same message. The schema is embedded and migrated in place, so a
+// ask. Drains lease their messages in a short claim (FOR UPDATE SKIP LOCKED
+// on PostgreSQL) and mark them read in another after writing them, so
+// drainers on many hosts run side by side, never get the same message while
+// a lease holds, and no slow reader holds a lock. The schema is embedded and migrated in place, so a
 // database made by an older teamkit opens in a newer one.
 package mailbox
 
@@ -134,6 +135,8 @@ type DB struct {
 	secret string
 	// created is set when Open made the schema in an empty database.
 	created bool
+	// lease is how long a drain's claim holds (SetLease).
+	lease time.Duration
 }
 
 // backend is what differs between SQLite and PostgreSQL; everything else is
@@ -153,11 +156,11 @@ type backend interface {
 	// begin starts a write transaction; serialized ones never interleave
 	// with each other (inTx). SQLite serializes every write transaction.
 	begin(ctx context.Context, d *DB, serialized bool) (*sql.Tx, error)
-	// claim selects the unread messages FROM from WHERE where (with args)
-	// oldest first (at most limit, 0 for all) inside tx, claims them so
-	// that no concurrent drain can get them, and marks them read at now
-	// (committed with tx).
-	claim(ctx context.Context, tx *sql.Tx, from, where string, args []any, limit int, now time.Time) ([]Message, error)
+	// claim selects the unclaimed unread messages FROM from WHERE where
+	// (with args) oldest first (at most limit, 0 for all) inside tx, and
+	// leases them to token until the given time (Unix nanoseconds), so
+	// that no concurrent drain can get them meanwhile (committed with tx).
+	claim(ctx context.Context, tx *sql.Tx, from, where string, args []any, limit int, token, until int64) ([]Message, error)
 	// lock is the named lock of team (see Lock).
 	lock(d *DB, team, key string) (*Lock, error)
 	// watch is Watch.

@@ -5,6 +5,8 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"math/rand/v2"
+	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -156,15 +158,32 @@ func limitClause(limit int) string {
 }
 
 // Drain hands the unread messages for team/to, oldest first (at most limit;
-// 0 means all), to deliver and then marks exactly those read, all in one
-// write transaction. deliver runs before the read mark commits: if it fails,
-// or the process dies, the messages stay unread and are delivered again — a
-// crash can repeat a message but never lose one. The backend's claim makes
-// two drains of one inbox never get the same message: SQLite's transaction
-// holds the write lock from its first read; PostgreSQL locks the selected
-// rows and skips rows another drain has locked.
+// 0 means all), to deliver and then marks exactly those read. It never holds
+// a lock while deliver runs, however long deliver takes (a stalled pipe, a
+// pager): it claims the messages in one short transaction — a lease that
+// keeps every other drain off them for the DB's lease (SetLease) — runs
+// deliver with no transaction open, then marks them read in a second short
+// one. If deliver fails the claim is released at once; if the process dies
+// the lease runs out and the next drain gets them again: a crash can repeat
+// a message but never lose one. While a lease holds, no two drains get the
+// same message; a drain slower than its lease may see its messages given
+// to another drain too (repeated, never lost).
 func (d *DB) Drain(ctx context.Context, team, to string, limit int, deliver func([]Message) error) ([]Message, error) {
 	return d.drain(ctx, team, to, 0, limit, deliver)
+}
+
+// DefaultLease is how long a drain's claim keeps other drains off its
+// messages: far longer than a drain takes to write a batch to any reader
+// that keeps up, short enough that a killed drain's messages come back soon.
+const DefaultLease = 30 * time.Second
+
+// SetLease sets how long a drain's claim holds (see Drain); l <= 0 restores
+// DefaultLease.
+func (d *DB) SetLease(l time.Duration) {
+	if l <= 0 {
+		l = DefaultLease
+	}
+	d.lease = l
 }
 
 // DrainReplies is Drain for only the unread replies to message replyTo: a
@@ -191,30 +210,45 @@ func unreadWhere(team, to string, replyTo int64) (from, where string, args []any
 
 func (d *DB) drain(ctx context.Context, team, to string, replyTo int64, limit int, deliver func([]Message) error) ([]Message, error) {
 	from, where, args := unreadWhere(team, to, replyTo)
+	token := rand.Int64()
+	now := d.now().UTC()
+	lease := d.lease
+	if lease <= 0 {
+		lease = DefaultLease
+	}
 	var msgs []Message
+	// The claim is a write, so a database we cannot write (SQLite quietly
+	// turns BEGIN IMMEDIATE into a read transaction on a read-only file)
+	// fails here, before anything is printed, instead of repeating every
+	// message on every drain.
 	err := d.txn(ctx, "drain inbox", false, func(tx *sql.Tx) error {
-		now := d.now().UTC()
+		free := where + ` AND (lease_until IS NULL OR lease_until <= ?)`
 		var err error
-		// The mark is written before delivery but commits only after it, so
-		// a failed or interrupted delivery still rolls it back; writing it
-		// first means a database we cannot write (SQLite quietly turns BEGIN
-		// IMMEDIATE into a read transaction on a read-only file) fails here,
-		// before anything is printed, instead of repeating every message on
-		// every drain.
-		msgs, err = d.be.claim(ctx, tx, from, where, args, limit, now)
-		if err != nil || len(msgs) == 0 {
-			return err
-		}
-		if err := deliver(msgs); err != nil {
-			return err
-		}
-		for i := range msgs {
-			msgs[i].ReadAt = now
-		}
-		return nil
+		msgs, err = d.be.claim(ctx, tx, from, free, append(slices.Clip(args), nanos(now)), limit, token, nanos(now.Add(lease)))
+		return err
 	})
-	if err != nil {
+	if err != nil || len(msgs) == 0 {
 		return nil, err
+	}
+	// Ours are the claimed rows still carrying our token, in the id range
+	// claimed: the index of unread messages serves it.
+	ours := where + ` AND claim_token = ? AND id BETWEEN ? AND ?`
+	oursArgs := append(slices.Clip(args), token, msgs[0].ID, msgs[len(msgs)-1].ID)
+	// Once claimed, a batch is settled even if ctx ends meanwhile: released
+	// for the next drain, or marked read after a complete delivery.
+	settle := context.WithoutCancel(ctx)
+	if err := deliver(msgs); err != nil {
+		d.db.ExecContext(settle, `UPDATE `+from+` SET claim_token = NULL, lease_until = NULL WHERE `+ours, oursArgs...)
+		return nil, d.fail("drain inbox", err)
+	}
+	readAt := d.now().UTC()
+	// A row another drain took over after our lease ran out is its to mark.
+	if _, err := d.db.ExecContext(settle, `UPDATE `+from+` SET read_at = ?, claim_token = NULL, lease_until = NULL WHERE `+ours,
+		append([]any{nanos(readAt)}, oursArgs...)...); err != nil {
+		return nil, d.fail("mark messages read", err)
+	}
+	for i := range msgs {
+		msgs[i].ReadAt = readAt
 	}
 	return msgs, nil
 }

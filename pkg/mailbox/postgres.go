@@ -92,11 +92,12 @@ func (pgBackend) begin(ctx context.Context, d *DB, serialized bool) (*sql.Tx, er
 	return tx, nil
 }
 
-// claim locks the rows it selects and skips rows another drain has locked,
-// so drains on any number of hosts proceed side by side and never share a
-// message; it marks exactly the rows it got (a range would take a skipped
-// row whose drain then failed).
-func (pgBackend) claim(ctx context.Context, tx *sql.Tx, from, where string, args []any, limit int, now time.Time) ([]Message, error) {
+// claim locks the rows it selects and skips rows another drain is claiming
+// at that moment, so drains on any number of hosts proceed side by side and
+// never share a message; it leases exactly the rows it got (a range would
+// take a skipped row). A row whose claim committed meanwhile is re-checked
+// against the lease condition once its lock is free, and left out.
+func (pgBackend) claim(ctx context.Context, tx *sql.Tx, from, where string, args []any, limit int, token, until int64) ([]Message, error) {
 	msgs, err := queryMessages(ctx, tx,
 		`SELECT `+messageCols+` FROM `+from+` WHERE `+where+` ORDER BY id`+limitClause(limit)+` FOR UPDATE SKIP LOCKED`, args...)
 	if err != nil || len(msgs) == 0 {
@@ -106,7 +107,7 @@ func (pgBackend) claim(ctx context.Context, tx *sql.Tx, from, where string, args
 	for i, m := range msgs {
 		ids[i] = m.ID
 	}
-	_, err = tx.ExecContext(ctx, `UPDATE messages SET read_at = ? WHERE id = ANY(?)`, nanos(now), ids)
+	_, err = tx.ExecContext(ctx, `UPDATE messages SET claim_token = ?, lease_until = ? WHERE id = ANY(?)`, token, until, ids)
 	return msgs, err
 }
 

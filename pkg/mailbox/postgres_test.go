@@ -166,43 +166,6 @@ func TestPostgresPasswordNeverShown(t *testing.T) {
 	}
 }
 
-// On PostgreSQL a drain holds only the rows it claimed: a second drain of
-// the same inbox meanwhile gets the next messages, never the same ones.
-func TestPostgresDrainSkipsClaimedRows(t *testing.T) {
-	ctx := context.Background()
-	db, _, u := newDB(t, postgresBackend)
-	other := open(t, u, nil)
-	for i := 0; i < 5; i++ {
-		send(t, db, "t", "s", "w", "m")
-	}
-	inA := make(chan []int64)
-	release := make(chan struct{})
-	errA := make(chan error, 1)
-	go func() {
-		_, err := db.Drain(ctx, "t", "w", 2, func(m []mailbox.Message) error {
-			inA <- ids(m)
-			<-release
-			return nil
-		})
-		errA <- err
-	}()
-	a := <-inA
-	var b []mailbox.Message
-	if _, err := other.Drain(ctx, "t", "w", 0, keep(&b)); err != nil {
-		t.Fatal(err)
-	}
-	close(release)
-	if err := <-errA; err != nil {
-		t.Fatal(err)
-	}
-	if len(a) != 2 || len(b) != 3 || a[1] >= b[0].ID {
-		t.Fatalf("drain A got %v while drain B got %v; want 2 and the other 3", a, ids(b))
-	}
-	if left, _ := db.Peek(ctx, "t", "w", 0); len(left) != 0 {
-		t.Fatalf("%d left unread", len(left))
-	}
-}
-
 // A lock excludes every other holder of the mailbox — another handle here,
 // another host there — until unlocked. (That a holder's death releases it
 // is tested with real processes in multihost_test.go.)

@@ -83,16 +83,17 @@ const unreadByRecipient = `messages INDEXED BY messages_unread_by_recipient`
 
 // claim needs no row locks: the transaction holds the write lock from its
 // first read, so every matching unread id up to the last one selected is in
-// msgs (the select was ordered by id and nobody can write meanwhile).
-func (sqliteBackend) claim(ctx context.Context, tx *sql.Tx, from, where string, args []any, limit int, now time.Time) ([]Message, error) {
+// msgs (the select was ordered by id and nobody can write meanwhile), and
+// the lease is set on that range.
+func (sqliteBackend) claim(ctx context.Context, tx *sql.Tx, from, where string, args []any, limit int, token, until int64) ([]Message, error) {
 	msgs, err := queryMessages(ctx, tx,
 		`SELECT `+messageCols+` FROM `+from+` WHERE `+where+` ORDER BY id`+limitClause(limit), args...)
 	if err != nil || len(msgs) == 0 {
 		return nil, err
 	}
 	_, err = tx.ExecContext(ctx,
-		`UPDATE `+from+` SET read_at = ? WHERE `+where+` AND id <= ?`,
-		append(append([]any{nanos(now)}, args...), msgs[len(msgs)-1].ID)...)
+		`UPDATE `+from+` SET claim_token = ?, lease_until = ? WHERE `+where+` AND id <= ?`,
+		append(append([]any{token, until}, args...), msgs[len(msgs)-1].ID)...)
 	return msgs, err
 }
 
@@ -128,7 +129,8 @@ func (sqliteBackend) lock(d *DB, team, key string) (*Lock, error) {
 // sqliteSafetyPoll is how often a waiter looks at PRAGMA data_version
 // without being woken: the backstop for a change inotify cannot see (a
 // database on a network file system, say). The wake-up itself is
-// immediate.
+// immediate. check also runs this often regardless, so a drain's lease
+// running out (which writes nothing) is noticed.
 const sqliteSafetyPoll = 2 * time.Second
 
 // sqliteFallbackPoll is the poll when no file watcher can be had (the
@@ -166,6 +168,7 @@ func (sqliteBackend) watch(ctx context.Context, d *DB, _ string, deadline time.T
 	// a wake-up is followed by a few quick looks (every 5 ms, for 100 ms)
 	// until the counter moves.
 	followUps := 0
+	var checked time.Time
 	for {
 		var v int64
 		if err := conn.QueryRowContext(ctx, "PRAGMA data_version").Scan(&v); err != nil {
@@ -174,8 +177,11 @@ func (sqliteBackend) watch(ctx context.Context, d *DB, _ string, deadline time.T
 			}
 			return false, err
 		}
-		if v != last {
-			last, followUps = v, 0
+		// Also once per safety poll whatever the counter says: what check
+		// waits for may come from time alone (a drain's lease running out
+		// writes nothing).
+		if v != last || time.Since(checked) >= sqliteSafetyPoll {
+			last, checked, followUps = v, time.Now(), 0
 			done, err := check()
 			if err != nil || done {
 				return done, err

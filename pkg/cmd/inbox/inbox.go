@@ -24,7 +24,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 	"text/template"
 	"time"
@@ -47,7 +46,10 @@ func build(env *command.Env) *cli.App {
 		Usage:     "print unread messages for <name>, oldest first, and mark them read",
 		ArgsUsage: "<team> <name>",
 		UsageText: "inbox [drain] <team> <name> [--peek] [--limit N] [--wait D] [--reply-to ID] [--format T] [--json]",
-		Description: "Messages are written before the read mark commits: a crash can repeat one, never lose one.\n\n" +
+		Description: "Messages are written before the read mark commits: a crash can repeat one, never lose one.\n" +
+			"No lock is held while they are written: a slow reader (a pager, a stalled pipe) delays only this drain.\n" +
+			"Its messages are leased to it meanwhile (--lease, default 30s); a drain killed mid-way, or slower\n" +
+			"than its lease, has them delivered again by the next drain.\n\n" +
 			"Examples:\n" +
 			"   inbox myteam w1                        # print unread messages, mark them read\n" +
 			"   inbox myteam lead --wait 5m            # block until a message comes (exit 2 if none)\n" +
@@ -59,6 +61,7 @@ func build(env *command.Env) *cli.App {
 			command.DurationFlag("wait", "block up to `DURATION` (60 = 60s, 10m, 1h) for a message; exit 2 if none came"),
 			&cli.Int64Flag{Name: "reply-to", Usage: "only replies to message `ID` (what a dispatcher waits for)"},
 			&cli.StringFlag{Name: "format", Usage: "print each message with a Go `TEMPLATE` ({{.ID}} {{.From}} {{firstline .Body}} …)"},
+			command.DurationFlag("lease", "how long the messages being printed stay this drain's before another drain may take them again (default 30s)"),
 		),
 		Action: func(c *cli.Context) error { return runDrain(c, env) },
 	}
@@ -327,6 +330,10 @@ func runDrain(c *cli.Context, env *command.Env) error {
 	if wait < 0 {
 		return command.Usagef("--wait %s: want a duration of 0 or more", wait)
 	}
+	lease := command.Duration(c, "lease")
+	if c.IsSet("lease") && lease <= 0 {
+		return command.Usagef("--lease %s: want a duration above 0", lease)
+	}
 	replyTo := c.Int64("reply-to")
 	print, err := printer(c, env)
 	if err != nil {
@@ -337,6 +344,7 @@ func runDrain(c *cli.Context, env *command.Env) error {
 		return err
 	}
 	defer db.Close()
+	db.SetLease(lease)
 	if err := checkReplyTo(c, db, team, replyTo); err != nil {
 		return err
 	}
@@ -400,7 +408,7 @@ func runList(c *cli.Context, env *command.Env) error {
 	}
 	defer db.Close()
 	// Streamed: one message in memory at a time, whatever the history.
-	out := bufio.NewWriter(env.Stdout)
+	out := bufio.NewWriter(command.Writer(c.Context, env.Stdout))
 	var table *listTable
 	if !c.Bool("json") {
 		table = &listTable{w: out, show: env.Show}
@@ -492,8 +500,11 @@ func (t *listTable) write(row []string) error {
 }
 
 // printer returns how drain writes a batch of messages: --json, --format, or
-// the readable default. It writes the whole batch and flushes before
-// returning, because the batch is marked read right after.
+// the readable default. It renders the whole batch, writes it and returns
+// once it is written, because the batch is marked read right after. The
+// drain holds no lock meanwhile (its messages are leased), so a slow reader
+// costs only this drain; and it returns as soon as ctx ends (SIGTERM,
+// Ctrl-C), whatever the template or the reader is doing.
 func printer(c *cli.Context, env *command.Env) (func([]mailbox.Message) error, error) {
 	w := env.Stdout
 	var tmpl *template.Template
@@ -512,7 +523,7 @@ func printer(c *cli.Context, env *command.Env) (func([]mailbox.Message) error, e
 		}
 	}
 	asJSON := c.Bool("json")
-	return func(msgs []mailbox.Message) error {
+	render := func(msgs []mailbox.Message) ([]byte, error) {
 		var buf bytes.Buffer
 		for _, m := range msgs {
 			var err error
@@ -520,43 +531,66 @@ func printer(c *cli.Context, env *command.Env) (func([]mailbox.Message) error, e
 			case asJSON:
 				err = command.JSON(&buf, m)
 			case tmpl != nil:
-				var one strings.Builder
-				if err = tmpl.Execute(&one, m); err == nil {
+				one := &capped{max: formatLimit}
+				if err = tmpl.Execute(one, m); err == nil {
 					buf.WriteString(env.Show(one.String()))
 					err = buf.WriteByte('\n')
+				} else if one.over {
+					return nil, command.WithHint(
+						fmt.Errorf("--format printed more than %d MiB for message %d; nothing was marked read", formatLimit>>20, m.ID),
+						"a template prints each message once: loop over less (or print .Body itself)")
 				}
 			default:
 				err = writeMessage(&buf, m, env.Show)
 			}
 			if err != nil {
-				return fmt.Errorf("print message %d: %w", m.ID, err)
+				return nil, fmt.Errorf("print message %d: %w", m.ID, err)
 			}
 		}
-		return writeBounded(w, buf.Bytes())
+		return buf.Bytes(), nil
+	}
+	return func(msgs []mailbox.Message) error {
+		return command.Interruptible(c.Context, func() error {
+			out, err := render(msgs)
+			if err != nil {
+				return err
+			}
+			_, err = w.Write(out)
+			return err
+		})
 	}, nil
 }
 
-// writeTimeout bounds how long a drain waits for its reader. The batch is
-// written while the drain holds the mailbox's write lock (so the read mark
-// can only follow a complete write), and a reader that stalls — a pager, a
-// stuck pipe — must not hold every other command of the team at bay.
-const writeTimeout = 5 * time.Second
+// formatLimit bounds what --format may print for one message: four times
+// the largest body, room for any template that prints a message's fields
+// (even as JSON) and a few times over; a template that loops without end
+// is cut off here instead of filling memory.
+const formatLimit = 4 * mailbox.MaxBody
 
-// writeBounded writes data to w, giving up after writeTimeout when w is a
-// pipe or terminal (files and buffers never block long).
-func writeBounded(w io.Writer, data []byte) error {
-	if f, ok := w.(*os.File); ok && f.SetWriteDeadline(time.Now().Add(writeTimeout)) == nil {
-		defer f.SetWriteDeadline(time.Time{})
-		if _, err := f.Write(data); err != nil {
-			if errors.Is(err, os.ErrDeadlineExceeded) {
-				return fmt.Errorf("the reader of stdout took longer than %s; nothing was marked read", writeTimeout)
-			}
-			return err
-		}
-		return nil
+// capped is a strings.Builder that refuses to grow past max bytes; the
+// template stops at the refused write.
+type capped struct {
+	strings.Builder
+	max  int
+	over bool
+}
+
+var errCapped = errors.New("output limit reached")
+
+func (c *capped) Write(p []byte) (int, error) {
+	if c.Len()+len(p) > c.max {
+		c.over = true
+		return 0, errCapped
 	}
-	_, err := w.Write(data)
-	return err
+	return c.Builder.Write(p)
+}
+
+func (c *capped) WriteString(s string) (int, error) {
+	if c.Len()+len(s) > c.max {
+		c.over = true
+		return 0, errCapped
+	}
+	return c.Builder.WriteString(s)
 }
 
 // writeMessage is the readable form: a header line, then the body as sent
