@@ -151,6 +151,7 @@ func scriptParams(t *testing.T, dir string, files []string) testscript.Params {
 			"waitgone":  waitGone,
 			"pidns":     pidns,
 			"stalled":   stalled,
+			"corrupt":   corruptTable,
 		},
 	}
 }

@@ -26,6 +26,7 @@ complete -c inbox -n '__fish_seen_subcommand_from drain' -f -l limit -r -d 'at m
 complete -c inbox -n '__fish_seen_subcommand_from drain' -f -l wait -r -d 'block up to `DURATION` (60 = 60s, 10m, 1h) for a message; exit 2 if none came'
 complete -c inbox -n '__fish_seen_subcommand_from drain' -f -l reply-to -r -d 'only replies to message `ID` (what a dispatcher waits for)'
 complete -c inbox -n '__fish_seen_subcommand_from drain' -f -l format -r -d 'print each message with a Go `TEMPLATE` ({{.ID}} {{.From}} {{firstline .Body}} …)'
+complete -c inbox -n '__fish_seen_subcommand_from drain' -f -l lease -r -d 'how long the messages being printed stay this drain\'s before another drain may take them again (default 30s)'
 complete -c inbox -n '__fish_seen_subcommand_from drain' -f -l db -r -d 'mailbox database `PATH` (default $TEAMKIT_DB, else $XDG_STATE_HOME/teamkit/teamkit.db)'
 complete -c inbox -n '__fish_seen_subcommand_from drain' -f -l json -d 'print JSON, one object per line'
 complete -c inbox -n '__fish_seen_subcommand_from list' -f -l help -s h -d 'show help'

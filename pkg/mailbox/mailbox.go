@@ -48,6 +48,7 @@ var (
 	ErrReadOnly = errors.New("database is read-only")
 	ErrCorrupt  = errors.New("not a teamkit database, or it is corrupt")
 	ErrNoDir    = errors.New("directory does not exist")
+	ErrDangling = errors.New("it is a symbolic link to nothing")
 	ErrTooNew   = errors.New("database was written by a newer teamkit")
 	ErrNotFound = errors.New("not found")
 	ErrBackend  = errors.New("unsupported database")
@@ -101,6 +102,8 @@ func (e *Error) Hint() string {
 		return "point --db or TEAMKIT_DB at a teamkit mailbox; nothing was written to this file"
 	case ErrNoDir:
 		return "create the directory first, or choose another --db"
+	case ErrDangling:
+		return "mount or create what the link points to, or point --db or TEAMKIT_DB at the mailbox file itself"
 	case ErrConnect:
 		return "is PostgreSQL running and reachable at that host and port? check the URL in --db or TEAMKIT_DB"
 	case ErrAuth:

@@ -25,6 +25,13 @@ func openSQLite(path string, o Options) (*DB, error) {
 	if st, err := os.Stat(path); err == nil && st.IsDir() {
 		return nil, &Error{Op: "open mailbox", Path: path, Kind: ErrCorrupt, Err: errors.New("it is a directory")}
 	}
+	if target, err := os.Readlink(path); err == nil {
+		if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
+			// SQLite would create the link's target, or fail as if the
+			// directory were read-only: say what the path is instead.
+			return nil, &Error{Op: "open mailbox", Path: path, Kind: ErrDangling, Err: fmt.Errorf("it points to %s, which does not exist", target)}
+		}
+	}
 	dir := filepath.Dir(path)
 	if _, err := os.Stat(dir); errors.Is(err, fs.ErrNotExist) {
 		if !o.CreateDir {

@@ -197,3 +197,27 @@ func waitLeased(ts *testscript.TestScript, want string) {
 		time.Sleep(pollEvery)
 	}
 }
+
+// corruptTable runs "corrupt DB TABLE": it overwrites the root page of
+// TABLE in the SQLite file DB with garbage, leaving its indexes intact —
+// what a bad sector under the table looks like to a query that reads only
+// an index.
+func corruptTable(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: corrupt DB TABLE")
+	}
+	path := ts.MkAbs(args[0])
+	db, err := sql.Open("sqlite", path)
+	ts.Check(err)
+	var root, size int64
+	_, err = db.Exec(`PRAGMA wal_checkpoint(TRUNCATE)`)
+	ts.Check(err)
+	ts.Check(db.QueryRow(`SELECT rootpage FROM sqlite_master WHERE type = 'table' AND name = ?`, args[1]).Scan(&root))
+	ts.Check(db.QueryRow(`PRAGMA page_size`).Scan(&size))
+	ts.Check(db.Close())
+	f, err := os.OpenFile(path, os.O_WRONLY, 0)
+	ts.Check(err)
+	_, err = f.WriteAt(bytes.Repeat([]byte{0xff}, int(size)), (root-1)*size)
+	ts.Check(err)
+	ts.Check(f.Close())
+}
