@@ -11,6 +11,7 @@ end
 
 complete -c resume -n '__fish_resume_no_subcommand' -f -l watch -d 'run a pass every --interval until interrupted'
 complete -c resume -n '__fish_resume_no_subcommand' -f -l interval -r -d 'time `D` between --watch passes'
+complete -c resume -n '__fish_resume_no_subcommand' -f -l parallel -r -d 're-spawn up to `N` agents at once (each waits for its own handshake)'
 complete -c resume -n '__fish_resume_no_subcommand' -f -l deciders -r -d '`LOGINS` (comma-separated) or @FILE who may approve (default $TEAMKIT_DECIDERS)'
 complete -c resume -n '__fish_resume_no_subcommand' -f -l slack-deciders -r -d 'Slack user `IDS` (comma-separated) or @FILE who may approve in Slack (default $TEAMKIT_SLACK_DECIDERS)'
 complete -c resume -n '__fish_resume_no_subcommand' -f -l db -r -d 'mailbox database `PATH` (default $TEAMKIT_DB, else $XDG_STATE_HOME/teamkit/teamkit.db)'

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/teamkit/teamkit/pkg/github"
@@ -22,6 +23,13 @@ const (
 
 // PausedSetting is the team setting that pauses resume.
 const PausedSetting = "resume.paused"
+
+// DefaultParallel is how many agents a pass re-spawns at once when
+// Resumer.Parallel is unset: a re-spawn mostly waits (for the agent's first
+// turn and its ready mark, 143–187 s for codex), so a few at once make N
+// answers cost about one boot instead of N, without starting a whole team's
+// agents in the same second.
+const DefaultParallel = 4
 
 // MaxBackoff is the longest wait --watch backs off to after failed passes
 // (unless the interval itself is longer).
@@ -91,6 +99,10 @@ type Resumer struct {
 	// fails the GitHub asks of that pass only.
 	GitHub func() (GitHub, error)
 	Spawn  Spawner
+	// Parallel bounds the re-spawns a pass runs at once (DefaultParallel
+	// when 0). Re-spawns of one agent still run one after another, in ask
+	// order.
+	Parallel int
 	// Deciders resolves the deciders list; called once per pass, so a
 	// list in a file is re-read. Nil means no list.
 	Deciders func() (Deciders, error)
@@ -119,6 +131,8 @@ type Resumer struct {
 
 	gh     GitHub
 	viewer string
+	// mu keeps the lines of concurrent re-spawns whole on Stderr.
+	mu sync.Mutex
 }
 
 // Pause and Unpause set the team's kill-switch.
@@ -273,7 +287,10 @@ func (r *Resumer) note(format string, args ...any) {
 	if prefix == "" {
 		prefix = "resume"
 	}
-	fmt.Fprintf(r.Stderr, "%s: %s\n", prefix, fmt.Sprintf(format, args...))
+	line := fmt.Sprintf("%s: %s\n", prefix, fmt.Sprintf(format, args...))
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	io.WriteString(r.Stderr, line)
 }
 
 func (r *Resumer) crash(point string) {
@@ -301,10 +318,31 @@ type pass struct {
 	slack          Slack
 	slackErr       error
 	slackReported  bool
+
+	// The re-spawns under way (see start): slots bounds them, last[agent]
+	// is closed when that agent's latest queued re-spawn is done, and err
+	// is the first database error one of them returned, which ends the
+	// pass. mu guards failures, err, last, started and Report.
+	mu      sync.Mutex
+	wg      sync.WaitGroup
+	slots   chan struct{}
+	last    map[string]chan struct{}
+	started map[int64]bool
+	err     error
+	// panicked holds a panic of a re-spawn (a test's crash hook), which
+	// Pass raises again in its caller's goroutine once the others end.
+	panicked any
+}
+
+// count counts one failure of the pass.
+func (p *pass) count() {
+	p.mu.Lock()
+	p.failures++
+	p.mu.Unlock()
 }
 
 func (p *pass) fail(a mailbox.Ask, err error) {
-	p.failures++
+	p.count()
 	where := "local"
 	if a.Issue != "" {
 		where = a.Issue
@@ -327,11 +365,47 @@ func (p *pass) fail(a mailbox.Ask, err error) {
 // answered, for a local answer); the pass carries on with the next ask and
 // ends with a *FailedError.
 func (r *Resumer) Pass(ctx context.Context) error {
-	p := &pass{r: r, ctx: ctx, authors: map[string]string{}}
+	p := newPass(r, ctx)
+	return p.finish(p.run())
+}
+
+func newPass(r *Resumer, ctx context.Context) *pass {
+	n := r.Parallel
+	if n <= 0 {
+		n = DefaultParallel
+	}
+	return &pass{r: r, ctx: ctx, authors: map[string]string{},
+		slots: make(chan struct{}, n), last: map[string]chan struct{}{}, started: map[int64]bool{}}
+}
+
+// finish waits for every re-spawn the pass started, whatever ended it
+// (err): none outlives the pass, whose lock is released only after. It
+// returns err, else the first database error of a re-spawn, else a
+// *FailedError when anything failed.
+func (p *pass) finish(err error) error {
+	p.wg.Wait()
+	if p.panicked != nil {
+		panic(p.panicked)
+	}
+	if err == nil {
+		err = p.err
+	}
+	if err != nil {
+		return err
+	}
+	if p.failures > 0 {
+		return &FailedError{Count: p.failures}
+	}
+	return nil
+}
+
+// run is the pass up to its last re-spawn started (Pass waits for them).
+func (p *pass) run() error {
+	r, ctx := p.r, p.ctx
 	if r.Deciders != nil {
 		p.deciders, p.decidersErr = r.Deciders()
 		if p.decidersErr != nil {
-			p.failures++
+			p.count()
 			r.note("error: deciders: %s; no approval can be decided until it is fixed", oneLine(p.decidersErr.Error()))
 			p.deciders = Deciders{}
 		}
@@ -340,7 +414,7 @@ func (r *Resumer) Pass(ctx context.Context) error {
 	if r.SlackPeople != nil {
 		p.slackPeople, p.slackPeopleErr = r.SlackPeople()
 		if p.slackPeopleErr != nil {
-			p.failures++
+			p.count()
 			r.note("error: slack: %s; nothing said in Slack counts until it is fixed", oneLine(p.slackPeopleErr.Error()))
 			p.slackPeople = SlackPeople{}
 		}
@@ -363,7 +437,7 @@ func (r *Resumer) Pass(ctx context.Context) error {
 			}
 			continue
 		}
-		if err := p.respawn(a, in); err != nil {
+		if err := p.start(a, in); err != nil {
 			return err
 		}
 	}
@@ -381,7 +455,7 @@ func (r *Resumer) Pass(ctx context.Context) error {
 			return err
 		}
 		r.crash(CrashAfterIntent)
-		if err := p.respawn(a, in); err != nil {
+		if err := p.start(a, in); err != nil {
 			return err
 		}
 	}
@@ -391,6 +465,14 @@ func (r *Resumer) Pass(ctx context.Context) error {
 		return err
 	}
 	for _, a := range awaiting {
+		if err := p.failed(); err != nil {
+			return err
+		}
+		if p.isStarted(a.ID) {
+			// Given back by this pass's own re-spawn (the agent was
+			// busy, or the launch failed): the next pass retries it.
+			continue
+		}
 		claimed, err := p.fromSlack(a)
 		if err != nil {
 			return err
@@ -402,10 +484,75 @@ func (r *Resumer) Pass(ctx context.Context) error {
 			return err
 		}
 	}
-	if p.failures > 0 {
-		return &FailedError{Count: p.failures}
-	}
 	return nil
+}
+
+// start re-spawns the agent of answered ask a in the background, at most
+// Resumer.Parallel at once, after any re-spawn of the same agent queued
+// before it in this pass. A re-spawn waits for its agent's handshake (up
+// to minutes for a real AI), and the agents of a team are independent, so
+// N answers take about one boot instead of N. Exactly-once is unchanged:
+// the ask was claimed (compare-and-set, intent) before start, and each ask
+// is started at most once a pass. It returns the first database error of
+// an earlier re-spawn, which ends the pass.
+func (p *pass) start(a mailbox.Ask, in mailbox.ResumeIntent) error {
+	p.mu.Lock()
+	if p.err != nil {
+		p.mu.Unlock()
+		return p.err
+	}
+	p.started[a.ID] = true
+	prev := p.last[a.Agent]
+	done := make(chan struct{})
+	p.last[a.Agent] = done
+	p.mu.Unlock()
+
+	p.wg.Add(1)
+	go func() {
+		defer p.wg.Done()
+		defer close(done)
+		defer func() {
+			if v := recover(); v != nil {
+				p.mu.Lock()
+				if p.panicked == nil {
+					p.panicked = v
+				}
+				if p.err == nil {
+					p.err = fmt.Errorf("re-spawn of %s/%s panicked: %v", a.Team, a.Agent, v)
+				}
+				p.mu.Unlock()
+			}
+		}()
+		if prev != nil {
+			<-prev
+		}
+		p.slots <- struct{}{}
+		defer func() { <-p.slots }()
+		if p.failed() != nil {
+			return // the pass is ending: leave the intent for the next
+		}
+		if err := p.respawn(a, in); err != nil {
+			p.mu.Lock()
+			if p.err == nil {
+				p.err = err
+			}
+			p.mu.Unlock()
+		}
+	}()
+	return nil
+}
+
+// failed is the first database error of a re-spawn of this pass.
+func (p *pass) failed() error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.err
+}
+
+func (p *pass) isStarted(id int64) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.started[id]
 }
 
 // intent inserts ask id's resume intent if absent and returns it.
@@ -489,7 +636,7 @@ func (p *pass) github(a mailbox.Ask) error {
 		// One line per pass, not one per ask: every GitHub ask waits on it.
 		if !p.ghReported {
 			p.ghReported = true
-			p.failures++
+			p.count()
 			p.r.note("error: github: %s; asks on issues stay awaiting", oneLine(err.Error()))
 		}
 		return nil
@@ -653,7 +800,7 @@ func (p *pass) claim(a mailbox.Ask, dec mailbox.Decision) error {
 	if err != nil {
 		return err
 	}
-	return p.respawn(a, in)
+	return p.start(a, in)
 }
 
 // respawn starts the agent of answered ask a again with the folded task.
@@ -773,6 +920,8 @@ func (p *pass) settle(a mailbox.Ask, res Resumed) error {
 			a.Team, a.Agent, a.ID, res.Status, res.Log)
 	}
 	if p.r.Report != nil {
+		p.mu.Lock()
+		defer p.mu.Unlock()
 		return p.r.Report(res)
 	}
 	return nil

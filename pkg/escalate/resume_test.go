@@ -535,8 +535,8 @@ func TestClaimRaceWithoutLock(t *testing.T) {
 					}
 					return
 				}
-				p := &pass{r: f.resumer(db, ""), ctx: ctx, authors: map[string]string{}}
-				if err := p.claim(a, dec); err != nil {
+				p := newPass(f.resumer(db, ""), ctx)
+				if err := p.finish(p.claim(a, dec)); err != nil {
 					t.Error(err)
 				}
 			}()
@@ -872,5 +872,80 @@ func TestTokenWithoutUserEndpoint(t *testing.T) {
 	}
 	if got := f.state(a.ID); got.Decision != mailbox.DecisionApproved || got.DecidedBy != "bob" {
 		t.Fatalf("ask = %+v", got)
+	}
+}
+
+// TestParallelRespawns: a pass re-spawns independent agents at once, never
+// more than Parallel, and two answers for one agent one after the other.
+// Each spawn here waits until Parallel spawns are under way together (or
+// the pass has nothing more to start), which a pass re-spawning one at a
+// time would never reach.
+func TestParallelRespawns(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	const agents, parallel = 7, 3
+	for i := 1; i <= agents; i++ {
+		a := f.ask(fmt.Sprintf("w%d", i), "", mailbox.KindQuestion, "Which colour?")
+		if _, err := AnswerLocal(ctx, f.db, LocalAnswer{ID: a.ID, Text: "Blue.", Decision: mailbox.DecisionAnswered, By: "tester"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// A second answered ask of w1, from a later run: its re-spawn waits
+	// for the first.
+	second, _, err := Record(ctx, f.db, mailbox.Ask{Team: "t", Agent: "w1", Run: "second-w1", Kind: mailbox.KindQuestion, Question: "And the font?"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := AnswerLocal(ctx, f.db, LocalAnswer{ID: second.ID, Text: "Serif.", Decision: mailbox.DecisionAnswered, By: "tester"}); err != nil {
+		t.Fatal(err)
+	}
+
+	var mu sync.Mutex
+	cond := sync.NewCond(&mu)
+	inflight, most, total := 0, 0, 0
+	perAgent := map[string]int{}
+	record := f.spawner(f.db)
+	r := f.resumer(f.db, "")
+	r.Parallel = parallel
+	r.Spawn = func(ctx context.Context, req SpawnRequest) (SpawnResult, error) {
+		mu.Lock()
+		inflight++
+		total++
+		perAgent[req.Name]++
+		if perAgent[req.Name] > 1 {
+			t.Errorf("two re-spawns of %s at once", req.Name)
+		}
+		most = max(most, inflight)
+		cond.Broadcast()
+		// Wait for company: the first `parallel` spawns meet here.
+		deadline := time.Now().Add(60 * time.Second)
+		for total <= parallel && inflight < parallel && time.Now().Before(deadline) {
+			go func() { time.Sleep(50 * time.Millisecond); cond.Broadcast() }()
+			cond.Wait()
+		}
+		mu.Unlock()
+		res, err := record(ctx, req)
+		mu.Lock()
+		inflight--
+		perAgent[req.Name]--
+		mu.Unlock()
+		return res, err
+	}
+	if err := r.Pass(ctx); err != nil {
+		t.Fatalf("pass: %v\n%s", err, f.stderr.String())
+	}
+	if most != parallel {
+		t.Errorf("at most %d re-spawns ran at once, want %d", most, parallel)
+	}
+	if f.spawnCount() != agents+1 || len(f.resumed) != agents+1 {
+		t.Fatalf("%d spawns, %d reported, want %d", f.spawnCount(), len(f.resumed), agents+1)
+	}
+	for _, id := range []int64{1, second.ID} {
+		if got := f.state(id); got.ResumedRun == "" {
+			t.Errorf("ask %d not resumed: %+v", id, got)
+		}
+	}
+	if f.intents() != 0 {
+		t.Errorf("%d intents left", f.intents())
 	}
 }

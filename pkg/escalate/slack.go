@@ -294,7 +294,7 @@ func (p *pass) postSlack(a mailbox.Ask) {
 	if p.slackErr != nil {
 		if !p.slackReported {
 			p.slackReported = true
-			p.failures++
+			p.count()
 			p.r.note("error: slack: %s; questions not yet in Slack stay unposted", oneLine(p.slackErr.Error()))
 		}
 		return
@@ -302,7 +302,7 @@ func (p *pass) postSlack(a mailbox.Ask) {
 	people := p.slackPeople
 	posted, err := PostSlack(p.ctx, p.r.DB, p.slack, p.r.SlackChannel, people, a, false)
 	if err != nil {
-		p.failures++
+		p.count()
 		p.r.note("error: ask %d (%s/%s): %s; the next pass tries again", a.ID, a.Team, a.Agent, oneLine(err.Error()))
 		return
 	}

@@ -283,8 +283,8 @@ func TestSlackGitHubLocalRace(t *testing.T) {
 					if i%2 == 0 {
 						dec = slackDec
 					}
-					p := &pass{r: f.resumer(db, "erin"), ctx: ctx, authors: map[string]string{}}
-					err = p.claim(a, dec)
+					p := newPass(f.resumer(db, "erin"), ctx)
+					err = p.finish(p.claim(a, dec))
 				}
 				if err != nil {
 					t.Error(err)

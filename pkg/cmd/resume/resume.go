@@ -61,7 +61,7 @@ func build(env *command.Env, h Hooks) *cli.App {
 		Name:      "resume",
 		Usage:     "carry answers back: re-spawn each agent whose ask was answered",
 		ArgsUsage: "<team>",
-		UsageText: "resume <team> [--watch] [--interval D] [--deciders LOGIN,…] [--slack-deciders ID,…] [--json]\n" +
+		UsageText: "resume <team> [--watch] [--interval D] [--parallel N] [--deciders LOGIN,…] [--slack-deciders ID,…] [--json]\n" +
 			"resume pause|unpause <team>",
 		Description: "Deciders (who may approve): --deciders or $TEAMKIT_DECIDERS, comma-separated GitHub logins or @FILE\n" +
 			"(one login per line). GitHub: API base $GITHUB_API_URL, token $GH_TOKEN, $GITHUB_TOKEN or the gh login.\n" +
@@ -77,6 +77,7 @@ func build(env *command.Env, h Hooks) *cli.App {
 		Flags: command.Common(
 			&cli.BoolFlag{Name: "watch", Usage: "run a pass every --interval until interrupted"},
 			&cli.DurationFlag{Name: "interval", Value: DefaultInterval, Usage: "time `D` between --watch passes"},
+			&cli.IntFlag{Name: "parallel", Value: escalate.DefaultParallel, Usage: "re-spawn up to `N` agents at once (each waits for its own handshake)"},
 			&cli.StringFlag{Name: "deciders", Usage: "`LOGINS` (comma-separated) or @FILE who may approve (default $TEAMKIT_DECIDERS)"},
 			&cli.StringFlag{Name: "slack-deciders", Usage: "Slack user `IDS` (comma-separated) or @FILE who may approve in Slack (default $TEAMKIT_SLACK_DECIDERS)"},
 		),
@@ -104,6 +105,10 @@ func build(env *command.Env, h Hooks) *cli.App {
 	}
 }
 
+// maxParallel bounds --parallel: each re-spawn holds a mailbox connection,
+// a change watcher and an agent booting on this host.
+const maxParallel = 64
+
 // minInterval is the shortest --interval accepted.
 const minInterval = 10 * time.Millisecond
 
@@ -123,6 +128,10 @@ func run(c *cli.Context, env *command.Env, h Hooks) error {
 	case interval < minInterval:
 		// 1ns would spin on the mailbox (and GitHub) in a busy loop.
 		return command.Usagef("--interval %s is too short: want %s or more (say 30s, 1m)", interval, minInterval)
+	}
+	parallel := c.Int("parallel")
+	if parallel < 1 || parallel > maxParallel {
+		return command.Usagef("--parallel %d: want 1 to %d", parallel, maxParallel)
 	}
 	spec := c.String("deciders")
 	if spec == "" {
@@ -160,6 +169,7 @@ func run(c *cli.Context, env *command.Env, h Hooks) error {
 			return gh, nil
 		},
 		Spawn:    spawner(env, db, dbPath, stateDir),
+		Parallel: parallel,
 		Deciders: func() (escalate.Deciders, error) { return escalate.ParseDeciders(spec, os.ReadFile) },
 		Report:   reporter(c.Bool("json"), env.Stdout),
 		Stderr:   env.Stderr,
