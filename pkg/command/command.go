@@ -24,6 +24,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/teamkit/teamkit/pkg/termsafe"
+	"github.com/teamkit/teamkit/pkg/text"
 )
 
 // Exit codes, the same in every command (DESIGN.md).
@@ -304,15 +305,10 @@ func report(stderr io.Writer, name string, err error) int {
 		return ExitFailure
 	}
 	if !quiet {
-		fmt.Fprintf(stderr, "%s: error: %s\n", name, oneLine(err.Error()))
+		fmt.Fprintf(stderr, "%s: error: %s\n", name, text.OneLine(err.Error()))
 		if hint != "" {
 			fmt.Fprintf(stderr, "%s: hint: %s\n", name, hint)
 		}
 	}
 	return code
-}
-
-// oneLine keeps an error on one line however deeply it was wrapped.
-func oneLine(s string) string {
-	return strings.Join(strings.Fields(strings.ReplaceAll(s, "\n", " ")), " ")
 }

@@ -24,6 +24,7 @@ import (
 
 	"github.com/teamkit/teamkit/pkg/github"
 	"github.com/teamkit/teamkit/pkg/mailbox"
+	"github.com/teamkit/teamkit/pkg/text"
 )
 
 // GitHub is the part of the GitHub API that ask and resume use.
@@ -106,7 +107,7 @@ func Post(ctx context.Context, db *mailbox.DB, gh GitHub, a mailbox.Ask, fresh b
 	}
 	if err != nil {
 		err = fmt.Errorf("post ask %d to %s: %w", a.ID, a.Issue, err)
-		if rerr := db.SetAskPostError(context.WithoutCancel(ctx), a.ID, oneLine(err.Error())); rerr != nil {
+		if rerr := db.SetAskPostError(context.WithoutCancel(ctx), a.ID, text.OneLine(err.Error())); rerr != nil {
 			return a, errors.Join(err, rerr)
 		}
 		return a, err
@@ -124,7 +125,7 @@ func Post(ctx context.Context, db *mailbox.DB, gh GitHub, a mailbox.Ask, fresh b
 // GitHub client could even be made, say).
 func PostFailed(ctx context.Context, db *mailbox.DB, a mailbox.Ask, err error) error {
 	err = fmt.Errorf("post ask %d to %s: %w", a.ID, a.Issue, err)
-	if rerr := db.SetAskPostError(context.WithoutCancel(ctx), a.ID, oneLine(err.Error())); rerr != nil {
+	if rerr := db.SetAskPostError(context.WithoutCancel(ctx), a.ID, text.OneLine(err.Error())); rerr != nil {
 		return errors.Join(err, rerr)
 	}
 	return err
@@ -267,7 +268,7 @@ func MirrorSlack(ctx context.Context, hc *http.Client, webhook string, a mailbox
 	defer resp.Body.Close()
 	msg, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
 	if resp.StatusCode/100 != 2 {
-		return fmt.Errorf("slack mirror to %s: HTTP %d %s", u.Host, resp.StatusCode, oneLine(string(msg)))
+		return fmt.Errorf("slack mirror to %s: HTTP %d %s", u.Host, resp.StatusCode, text.OneLine(string(msg)))
 	}
 	return nil
 }
@@ -281,5 +282,3 @@ func stripURL(err error) error {
 	}
 	return err
 }
-
-func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }

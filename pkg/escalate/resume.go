@@ -11,6 +11,7 @@ import (
 
 	"github.com/teamkit/teamkit/pkg/github"
 	"github.com/teamkit/teamkit/pkg/mailbox"
+	"github.com/teamkit/teamkit/pkg/text"
 )
 
 // Crash points of a resume pass: Resumer.Crash is called at each, so tests can
@@ -215,7 +216,7 @@ func (r *Resumer) Watch(ctx context.Context, interval time.Duration) error {
 		case ctx.Err() != nil:
 			return nil
 		case perr != nil:
-			r.note("cannot read the pause switch of team %s, so treating it as paused: %s", r.Team, oneLine(perr.Error()))
+			r.note("cannot read the pause switch of team %s, so treating it as paused: %s", r.Team, text.OneLine(perr.Error()))
 			wait, wasPaused = interval, true
 		case paused:
 			if !wasPaused {
@@ -240,7 +241,7 @@ func (r *Resumer) Watch(ctx context.Context, interval time.Duration) error {
 				wait = interval
 			default:
 				if !errors.As(err, &failed) {
-					r.note("error: %s", oneLine(err.Error()))
+					r.note("error: %s", text.OneLine(err.Error()))
 				}
 				wait = min(wait*2, ceiling)
 				r.note("pass failed; next pass in %s", wait)
@@ -347,7 +348,7 @@ func (p *pass) fail(a mailbox.Ask, err error) {
 	if a.Issue != "" {
 		where = a.Issue
 	}
-	p.r.note("error: ask %d (%s/%s, %s): %s", a.ID, a.Team, a.Agent, where, oneLine(err.Error()))
+	p.r.note("error: ask %d (%s/%s, %s): %s", a.ID, a.Team, a.Agent, where, text.OneLine(err.Error()))
 }
 
 // Pass is one resume pass over the team's asks, without lock or pause
@@ -406,7 +407,7 @@ func (p *pass) run() error {
 		p.deciders, p.decidersErr = r.Deciders()
 		if p.decidersErr != nil {
 			p.count()
-			r.note("error: deciders: %s; no approval can be decided until it is fixed", oneLine(p.decidersErr.Error()))
+			r.note("error: deciders: %s; no approval can be decided until it is fixed", text.OneLine(p.decidersErr.Error()))
 			p.deciders = Deciders{}
 		}
 	}
@@ -415,7 +416,7 @@ func (p *pass) run() error {
 		p.slackPeople, p.slackPeopleErr = r.SlackPeople()
 		if p.slackPeopleErr != nil {
 			p.count()
-			r.note("error: slack: %s; nothing said in Slack counts until it is fixed", oneLine(p.slackPeopleErr.Error()))
+			r.note("error: slack: %s; nothing said in Slack counts until it is fixed", text.OneLine(p.slackPeopleErr.Error()))
 			p.slackPeople = SlackPeople{}
 		}
 	}
@@ -637,7 +638,7 @@ func (p *pass) github(a mailbox.Ask) error {
 		if !p.ghReported {
 			p.ghReported = true
 			p.count()
-			p.r.note("error: github: %s; asks on issues stay awaiting", oneLine(err.Error()))
+			p.r.note("error: github: %s; asks on issues stay awaiting", text.OneLine(err.Error()))
 		}
 		return nil
 	}
@@ -833,7 +834,7 @@ func (p *pass) respawn(a mailbox.Ask, in mailbox.ResumeIntent) error {
 		// while it waited for the mark): then the answer was delivered, and
 		// reopening the ask would start the agent a second time.
 		if ag, aerr := db.Agent(context.WithoutCancel(ctx), a.Team, a.Agent); aerr == nil && launchedFor(ag, a, in) {
-			p.r.note("warning: re-spawn of %s/%s reported %s, but run %s was started with the answer", a.Team, a.Agent, oneLine(err.Error()), ag.Run)
+			p.r.note("warning: re-spawn of %s/%s reported %s, but run %s was started with the answer", a.Team, a.Agent, text.OneLine(err.Error()), ag.Run)
 			return p.settle(a, Resumed{Status: StatusRecovered, Run: ag.Run, Log: ag.Log})
 		}
 		if errors.Is(err, ErrAgentBusy) {
@@ -882,7 +883,7 @@ func (p *pass) respawnDeferred(a mailbox.Ask, cause error) error {
 	if err := p.giveBack(a); err != nil {
 		return err
 	}
-	p.r.note("ask %d: %s; a later pass re-spawns %s/%s with the answer once it has exited", a.ID, oneLine(cause.Error()), a.Team, a.Agent)
+	p.r.note("ask %d: %s; a later pass re-spawns %s/%s with the answer once it has exited", a.ID, text.OneLine(cause.Error()), a.Team, a.Agent)
 	return nil
 }
 

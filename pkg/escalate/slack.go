@@ -9,6 +9,7 @@ import (
 
 	"github.com/teamkit/teamkit/pkg/mailbox"
 	"github.com/teamkit/teamkit/pkg/slack"
+	"github.com/teamkit/teamkit/pkg/text"
 )
 
 // Slack is the part of the Slack Web API that ask and resume use.
@@ -141,7 +142,7 @@ func PostSlack(ctx context.Context, db *mailbox.DB, sl Slack, channel string, p 
 	}
 	if err != nil {
 		err = fmt.Errorf("post ask %d to Slack: %w", a.ID, err)
-		if rerr := db.SetAskSlackError(context.WithoutCancel(ctx), a.ID, oneLine(err.Error())); rerr != nil {
+		if rerr := db.SetAskSlackError(context.WithoutCancel(ctx), a.ID, text.OneLine(err.Error())); rerr != nil {
 			return a, errors.Join(err, rerr)
 		}
 		return a, err
@@ -295,7 +296,7 @@ func (p *pass) postSlack(a mailbox.Ask) {
 		if !p.slackReported {
 			p.slackReported = true
 			p.count()
-			p.r.note("error: slack: %s; questions not yet in Slack stay unposted", oneLine(p.slackErr.Error()))
+			p.r.note("error: slack: %s; questions not yet in Slack stay unposted", text.OneLine(p.slackErr.Error()))
 		}
 		return
 	}
@@ -303,7 +304,7 @@ func (p *pass) postSlack(a mailbox.Ask) {
 	posted, err := PostSlack(p.ctx, p.r.DB, p.slack, p.r.SlackChannel, people, a, false)
 	if err != nil {
 		p.count()
-		p.r.note("error: ask %d (%s/%s): %s; the next pass tries again", a.ID, a.Team, a.Agent, oneLine(err.Error()))
+		p.r.note("error: ask %d (%s/%s): %s; the next pass tries again", a.ID, a.Team, a.Agent, text.OneLine(err.Error()))
 		return
 	}
 	p.r.note("posted ask %d to Slack channel %s (ts %s)", posted.ID, posted.SlackChannel, posted.SlackTS)

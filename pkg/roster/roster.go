@@ -19,7 +19,6 @@ import (
 	"fmt"
 	"os"
 	"sort"
-	"strings"
 	"time"
 
 	"github.com/teamkit/teamkit/pkg/mailbox"
@@ -239,15 +238,4 @@ func Age(d time.Duration) string {
 		return fmt.Sprintf("%dh%02dm", int(d.Hours()), int(d.Minutes())%60)
 	}
 	return fmt.Sprintf("%dd%02dh", int(d.Hours())/24, int(d.Hours())%24)
-}
-
-// FirstLine is the first line of s, cut to max runes (0: no cut).
-func FirstLine(s string, max int) string {
-	if i := strings.IndexAny(s, "\r\n"); i >= 0 {
-		s = s[:i]
-	}
-	if r := []rune(s); max > 0 && len(r) > max {
-		return string(r[:max-1]) + "…"
-	}
-	return s
 }

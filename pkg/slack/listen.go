@@ -11,6 +11,8 @@ import (
 	slackgo "github.com/slack-go/slack"
 	"github.com/slack-go/slack/slackevents"
 	"github.com/slack-go/slack/socketmode"
+
+	"github.com/teamkit/teamkit/pkg/text"
 )
 
 // Kinds of Event.
@@ -115,16 +117,16 @@ func (c *Client) Listen(ctx context.Context, handle Handler, notef func(format s
 			case socketmode.EventTypeConnectionError:
 				if ce, ok := evt.Data.(*slackgo.ConnectionErrorEvent); ok {
 					notef("warning: slack: connection failed (attempt %d): %s; retrying in %s",
-						ce.Attempt, oneLine(apiError("apps.connections.open", ce.ErrorObj).Error()), ce.Backoff.Round(1e6))
+						ce.Attempt, text.OneLine(apiError("apps.connections.open", ce.ErrorObj).Error()), ce.Backoff.Round(1e6))
 				}
 			case socketmode.EventTypeIncomingError:
 				if ie, ok := evt.Data.(*slackgo.IncomingEventError); ok {
 					var se *json.SyntaxError
 					var te *json.UnmarshalTypeError
 					if errors.As(ie.ErrorObj, &se) || errors.As(ie.ErrorObj, &te) {
-						notef("warning: slack: unreadable frame skipped: %s", oneLine(ie.ErrorObj.Error()))
+						notef("warning: slack: unreadable frame skipped: %s", text.OneLine(ie.ErrorObj.Error()))
 					} else if ctx.Err() == nil {
-						notef("warning: slack: connection lost (%s); reconnecting", oneLine(ie.ErrorObj.Error()))
+						notef("warning: slack: connection lost (%s); reconnecting", text.OneLine(ie.ErrorObj.Error()))
 					}
 				}
 			case socketmode.EventTypeErrorBadMessage:
@@ -155,14 +157,14 @@ func (c *Client) dispatch(ctx context.Context, sm *socketmode.Client, evt socket
 		if e, ok := FromEvent(api); ok {
 			if err := handle(ctx, e); err != nil {
 				// Unacknowledged: Slack delivers it again.
-				notef("error: slack: event %s not recorded, so not acknowledged (Slack delivers it again): %s", env, oneLine(err.Error()))
+				notef("error: slack: event %s not recorded, so not acknowledged (Slack delivers it again): %s", env, text.OneLine(err.Error()))
 				return
 			}
 		}
 	}
 	if env != "" {
 		if err := sm.AckCtx(ctx, env, nil); err != nil && ctx.Err() == nil {
-			notef("warning: slack: acknowledge %s: %s", env, oneLine(err.Error()))
+			notef("warning: slack: acknowledge %s: %s", env, text.OneLine(err.Error()))
 		}
 	}
 }
@@ -180,7 +182,7 @@ func (c *Client) skipBad(ctx context.Context, sm *socketmode.Client, bad *socket
 	if id == "" {
 		id = "(no envelope_id)"
 	}
-	notef("warning: slack: malformed envelope %s skipped: %s", id, oneLine(fmt.Sprint(bad.Cause)))
+	notef("warning: slack: malformed envelope %s skipped: %s", id, text.OneLine(fmt.Sprint(bad.Cause)))
 	if env.EnvelopeID != "" {
 		sm.AckCtx(ctx, env.EnvelopeID, nil)
 	}

@@ -195,5 +195,3 @@ func apiError(method string, err error) error {
 	}
 	return fmt.Errorf("slack %s: %w", method, err)
 }
-
-func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }

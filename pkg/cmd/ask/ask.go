@@ -19,17 +19,16 @@ import (
 	"net/http"
 	"os"
 	"strconv"
-	"strings"
 	"text/tabwriter"
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/teamkit/teamkit/pkg/cmd/inbox"
 	"github.com/teamkit/teamkit/pkg/command"
 	"github.com/teamkit/teamkit/pkg/escalate"
 	"github.com/teamkit/teamkit/pkg/github"
 	"github.com/teamkit/teamkit/pkg/mailbox"
 	"github.com/teamkit/teamkit/pkg/names"
+	"github.com/teamkit/teamkit/pkg/text"
 )
 
 // App is the ask command.
@@ -188,7 +187,7 @@ func runAsk(c *cli.Context, env *command.Env) error {
 	a = mirrorSlack(c.Context, env, db, a, created)
 	if hook := env.Getenv("TEAMKIT_SLACK_WEBHOOK"); hook != "" && created {
 		if err := escalate.MirrorSlack(c.Context, &http.Client{}, hook, a); err != nil {
-			fmt.Fprintf(env.Stderr, "ask: warning: %s (the ask itself is fine)\n", oneLine(err.Error()))
+			fmt.Fprintf(env.Stderr, "ask: warning: %s (the ask itself is fine)\n", text.OneLine(err.Error()))
 		}
 	}
 	if err := printAsk(c, env, a); err != nil {
@@ -277,7 +276,7 @@ func runList(c *cli.Context, env *command.Env) error {
 		case a.Issue != "" && a.CommentID != 0:
 			channel = a.Issue
 		case a.Issue != "" && a.PostError != "":
-			channel = a.Issue + " (post failed: " + inbox.FirstLine(a.PostError, 60) + ")"
+			channel = a.Issue + " (post failed: " + text.FirstLine(a.PostError, 60) + ")"
 		case a.Issue != "":
 			channel = a.Issue + " (not posted)"
 		}
@@ -287,7 +286,7 @@ func runList(c *cli.Context, env *command.Env) error {
 		case a.SlackTS != "":
 			channel += " + slack " + a.SlackChannel
 		case a.SlackError != "":
-			channel += " (slack post failed: " + inbox.FirstLine(a.SlackError, 60) + ")"
+			channel += " (slack post failed: " + text.FirstLine(a.SlackError, 60) + ")"
 		}
 		decision := "-"
 		if a.State == mailbox.AskAnswered {
@@ -297,7 +296,7 @@ func runList(c *cli.Context, env *command.Env) error {
 			}
 		}
 		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", a.ID, a.Agent, a.Kind, a.State, channel,
-			command.FormatTime(a.CreatedAt), decision, env.Show(inbox.FirstLine(a.Question, 60)))
+			command.FormatTime(a.CreatedAt), decision, env.Show(text.FirstLine(a.Question, 60)))
 	}
 	return tw.Flush()
 }
@@ -372,5 +371,3 @@ func runAnswer(c *cli.Context, env *command.Env) error {
 	fmt.Fprintf(env.Stderr, "ask: recorded; the next 'resume %s' pass starts agent %s again with it\n", a.Team, a.Agent)
 	return nil
 }
-
-func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }

@@ -9,6 +9,7 @@ import (
 	"github.com/teamkit/teamkit/pkg/escalate"
 	"github.com/teamkit/teamkit/pkg/mailbox"
 	"github.com/teamkit/teamkit/pkg/slack"
+	"github.com/teamkit/teamkit/pkg/text"
 )
 
 // mirrorSlack posts ask a to TEAMKIT_SLACK_CHANNEL with the bot token, when
@@ -39,10 +40,10 @@ func mirrorSlack(ctx context.Context, env *command.Env, db *mailbox.DB, a mailbo
 		if posted, err = escalate.PostSlack(ctx, db, cl, channel, people, a, created); err == nil {
 			return posted
 		}
-	} else if rerr := db.SetAskSlackError(ctx, a.ID, oneLine(err.Error())); rerr != nil {
-		warn("%s", oneLine(rerr.Error()))
+	} else if rerr := db.SetAskSlackError(ctx, a.ID, text.OneLine(err.Error())); rerr != nil {
+		warn("%s", text.OneLine(rerr.Error()))
 	}
-	warn("%s; resume posts it to Slack later, once", oneLine(err.Error()))
+	warn("%s; resume posts it to Slack later, once", text.OneLine(err.Error()))
 	if again, rerr := db.Ask(ctx, a.ID); rerr == nil {
 		return again
 	}

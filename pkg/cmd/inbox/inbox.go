@@ -34,7 +34,7 @@ import (
 	"github.com/teamkit/teamkit/pkg/command"
 	"github.com/teamkit/teamkit/pkg/mailbox"
 	"github.com/teamkit/teamkit/pkg/names"
-	"github.com/teamkit/teamkit/pkg/roster"
+	"github.com/teamkit/teamkit/pkg/text"
 )
 
 // App is the inbox command.
@@ -454,7 +454,7 @@ func (t *listTable) add(m mailbox.Message) error {
 	if !m.ReadAt.IsZero() {
 		read = command.FormatTime(m.ReadAt)
 	}
-	row := []string{fmt.Sprint(m.ID), m.From, m.To, command.FormatTime(m.CreatedAt), read, t.show(FirstLine(m.Body, 60))}
+	row := []string{fmt.Sprint(m.ID), m.From, m.To, command.FormatTime(m.CreatedAt), read, t.show(text.FirstLine(m.Body, 60))}
 	if t.started {
 		return t.write(row)
 	}
@@ -511,7 +511,7 @@ func printer(c *cli.Context, env *command.Env) (func([]mailbox.Message) error, e
 	if f := c.String("format"); f != "" {
 		var err error
 		tmpl, err = template.New("format").Funcs(template.FuncMap{
-			"firstline": func(s string) string { return FirstLine(s, 0) },
+			"firstline": func(s string) string { return text.FirstLine(s, 0) },
 			"json": func(v any) (string, error) {
 				var b strings.Builder
 				err := command.JSON(&b, v)
@@ -612,6 +612,3 @@ func writeMessage(w io.Writer, m mailbox.Message, show func(string) string) erro
 	_, err := io.WriteString(w, "--- "+hdr.String()+body)
 	return err
 }
-
-// FirstLine is the first line of s, cut to max runes (0: no cut).
-func FirstLine(s string, max int) string { return roster.FirstLine(s, max) }

@@ -15,6 +15,7 @@ import (
 	"github.com/teamkit/teamkit/pkg/command"
 	"github.com/teamkit/teamkit/pkg/mailbox"
 	"github.com/teamkit/teamkit/pkg/roster"
+	"github.com/teamkit/teamkit/pkg/text"
 )
 
 // The fleet verbs: a team at a glance, and an agent's log. They live on
@@ -132,7 +133,7 @@ func runList(c *cli.Context, env *command.Env) error {
 		}
 		ask := "-"
 		if e.Ask != nil {
-			ask = fmt.Sprintf("%d %s", e.Ask.ID, env.Show(firstLine(e.Ask.Question, 40)))
+			ask = fmt.Sprintf("%d %s", e.Ask.ID, env.Show(text.FirstLine(e.Ask.Question, 40)))
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\n", e.Name, typ, state, pid, started, e.Unread.Count, oldest, ask, log)
 	}
@@ -157,11 +158,6 @@ func toListed(team string, e roster.Entry, now time.Time) listed {
 		l.Ask = &listedAsk{ID: e.Ask.ID, Kind: e.Ask.Kind, Question: e.Ask.Question, CreatedAt: e.Ask.CreatedAt.UTC()}
 	}
 	return l
-}
-
-// firstLine is the first line of s, cut to max runes.
-func firstLine(s string, max int) string {
-	return roster.FirstLine(s, max)
 }
 
 // followPoll is how often --follow looks for more output.

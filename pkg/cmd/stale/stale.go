@@ -19,10 +19,10 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/teamkit/teamkit/pkg/cmd/inbox"
 	"github.com/teamkit/teamkit/pkg/command"
 	"github.com/teamkit/teamkit/pkg/mailbox"
 	"github.com/teamkit/teamkit/pkg/roster"
+	"github.com/teamkit/teamkit/pkg/text"
 )
 
 // App is the stale command.
@@ -132,7 +132,7 @@ func run(c *cli.Context, env *command.Env) error {
 		tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
 		fmt.Fprintln(tw, "ID\tTO\tFROM\tAGE\tRECIPIENT\tFIRST LINE")
 		for _, m := range msgs {
-			fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\n", m.ID, m.To, m.From, roster.Age(now.Sub(m.CreatedAt)), roster.Describe(m.Recipient, asks[m.To], here), env.Show(inbox.FirstLine(m.Body, 60)))
+			fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\n", m.ID, m.To, m.From, roster.Age(now.Sub(m.CreatedAt)), roster.Describe(m.Recipient, asks[m.To], here), env.Show(text.FirstLine(m.Body, 60)))
 		}
 		if err := tw.Flush(); err != nil {
 			return err
