@@ -37,21 +37,24 @@ type Message struct {
 	ReadAt    time.Time `json:"read_at"`
 }
 
-// MarshalJSON writes every contract field, null where a reply_to or read_at
-// is absent, times in RFC 3339 UTC.
-func (m Message) MarshalJSON() ([]byte, error) {
-	type wire struct {
-		ID        int64      `json:"id"`
-		Team      string     `json:"team"`
-		From      string     `json:"from"`
-		To        string     `json:"to"`
-		Subject   string     `json:"subject"`
-		Body      string     `json:"body"`
-		ReplyTo   *int64     `json:"reply_to"`
-		CreatedAt time.Time  `json:"created_at"`
-		ReadAt    *time.Time `json:"read_at"`
-	}
-	w := wire{ID: m.ID, Team: m.Team, From: m.From, To: m.To, Subject: m.Subject, Body: m.Body, CreatedAt: m.CreatedAt.UTC()}
+// MessageJSON is a message as the JSON contract writes it: every field, null
+// where a reply_to or read_at is absent, times in RFC 3339 UTC. A list that
+// prints more about each message embeds it beside its own fields.
+type MessageJSON struct {
+	ID        int64      `json:"id"`
+	Team      string     `json:"team"`
+	From      string     `json:"from"`
+	To        string     `json:"to"`
+	Subject   string     `json:"subject"`
+	Body      string     `json:"body"`
+	ReplyTo   *int64     `json:"reply_to"`
+	CreatedAt time.Time  `json:"created_at"`
+	ReadAt    *time.Time `json:"read_at"`
+}
+
+// JSON is m in its contract form.
+func (m Message) JSON() MessageJSON {
+	w := MessageJSON{ID: m.ID, Team: m.Team, From: m.From, To: m.To, Subject: m.Subject, Body: m.Body, CreatedAt: m.CreatedAt.UTC()}
 	if m.ReplyTo != 0 {
 		w.ReplyTo = &m.ReplyTo
 	}
@@ -59,8 +62,11 @@ func (m Message) MarshalJSON() ([]byte, error) {
 		r := m.ReadAt.UTC()
 		w.ReadAt = &r
 	}
-	return marshalNoEscape(w)
+	return w
 }
+
+// MarshalJSON writes m in its contract form.
+func (m Message) MarshalJSON() ([]byte, error) { return marshalNoEscape(m.JSON()) }
 
 // CheckBody refuses a body that could not round-trip exactly: bodies are
 // stored and printed as text (JSON included), so invalid UTF-8 would be

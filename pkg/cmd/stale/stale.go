@@ -57,28 +57,20 @@ type Row struct {
 	Agent      *mailbox.Agent `json:"agent"`
 }
 
-// MarshalJSON adds age_seconds, recipient and agent to the message object:
-// without it the embedded Message's MarshalJSON is promoted and they are
-// silently dropped.
+// MarshalJSON writes the message's contract fields followed by age_seconds,
+// recipient and agent (without it the embedded Message's MarshalJSON would
+// be promoted and drop them).
 func (r Row) MarshalJSON() ([]byte, error) {
-	msg, err := r.Message.MarshalJSON()
-	if err != nil {
-		return nil, err
-	}
-	var extra bytes.Buffer
-	enc := json.NewEncoder(&extra)
-	enc.SetEscapeHTML(false)
-	err = enc.Encode(struct {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false) // a body with "<" or "&" comes out as sent
+	err := enc.Encode(struct {
+		mailbox.MessageJSON
 		AgeSeconds int64          `json:"age_seconds"`
 		Recipient  string         `json:"recipient"`
 		Agent      *mailbox.Agent `json:"agent"`
-	}{r.AgeSeconds, r.Recipient, r.Agent})
-	if err != nil {
-		return nil, err
-	}
-	// {"id":…,"read_at":…} + {"age_seconds":…} → {"id":…,"read_at":…,"age_seconds":…}
-	out := append(bytes.TrimSuffix(msg, []byte("}")), ',')
-	return append(out, bytes.TrimSpace(extra.Bytes())[1:]...), nil
+	}{r.Message.JSON(), r.AgeSeconds, r.Recipient, r.Agent})
+	return bytes.TrimSpace(b.Bytes()), err
 }
 
 func run(c *cli.Context, env *command.Env) error {
