@@ -4,8 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"errors"
-	"fmt"
-	"strconv"
 	"time"
 )
 
@@ -26,11 +24,6 @@ func (d *DB) ResumeIntent(ctx context.Context, id int64) (r ResumeIntent, ok boo
 	return r, true, nil
 }
 
-// questionAtKey is the team setting that holds when GitHub says the ask's
-// question comment was created. The settings table is shared with resume's
-// pause switch; the "ask/" prefix keeps these keys apart from user settings.
-func questionAtKey(id int64) string { return "ask/" + strconv.FormatInt(id, 10) + "/question_at" }
-
 // SetAskQuestionTime records the GitHub creation time of the ask's question
 // comment: resume lists only the comments from then on (the API's `since`),
 // in GitHub's clock rather than this machine's.
@@ -38,18 +31,19 @@ func (d *DB) SetAskQuestionTime(ctx context.Context, a Ask, t time.Time) error {
 	if t.IsZero() {
 		return nil
 	}
-	return d.SetSetting(ctx, a.Team, questionAtKey(a.ID), t.UTC().Format(time.RFC3339Nano))
+	_, err := d.db.ExecContext(ctx, `UPDATE asks SET question_at = ? WHERE id = ?`, nanos(t), a.ID)
+	return d.fail("record question time", err)
 }
 
 // AskQuestionTime returns what SetAskQuestionTime stored; zero when unknown.
 func (d *DB) AskQuestionTime(ctx context.Context, a Ask) (time.Time, error) {
-	v, ok, err := d.Setting(ctx, a.Team, questionAtKey(a.ID))
-	if err != nil || !ok {
-		return time.Time{}, err
+	var at sql.NullInt64
+	err := d.db.QueryRowContext(ctx, `SELECT question_at FROM asks WHERE id = ?`, a.ID).Scan(&at)
+	if errors.Is(err, sql.ErrNoRows) {
+		return time.Time{}, nil
 	}
-	t, err := time.Parse(time.RFC3339Nano, v)
 	if err != nil {
-		return time.Time{}, d.fail("read question time", fmt.Errorf("setting %s of team %s: %w", questionAtKey(a.ID), a.Team, err))
+		return time.Time{}, d.fail("read question time", err)
 	}
-	return t, nil
+	return fromNanos(at), nil
 }

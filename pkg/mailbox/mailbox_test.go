@@ -1125,3 +1125,52 @@ func testAgentIdentityAndHeartbeat(t *testing.T, be backend) {
 		t.Fatalf("heartbeat renewed after the exit: %+v", a)
 	}
 }
+
+// A mailbox of version 6 kept each ask's question time as a team setting;
+// version 7 moves it into the ask's own column and drops the setting.
+func TestMigrationMovesQuestionTime(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "v6.db")
+	r := raw(t, path)
+	if _, err := r.Exec(`PRAGMA journal_mode = WAL`); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{"001_init", "002_stale_preview", "003_agent_identity", "004_slack", "005_fleet", "006_drain_lease"} {
+		ddl, err := os.ReadFile("migrations/" + f + ".sql")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := r.Exec(string(ddl)); err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+	}
+	for _, q := range []string{
+		`PRAGMA user_version = 6`,
+		`INSERT INTO asks (id, team, agent, kind, question, state, created_at) VALUES (4, 't', 'w1', 'question', 'which?', 'awaiting', 1)`,
+		`INSERT INTO asks (id, team, agent, kind, question, state, created_at) VALUES (5, 't', 'w2', 'question', 'where?', 'awaiting', 1)`,
+		`INSERT INTO settings (team, key, value) VALUES ('t', 'ask/4/question_at', '2025-03-01T12:00:07Z'), ('t', 'paused', 'yes')`,
+	} {
+		if _, err := r.Exec(q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	r.Close()
+
+	db, err := mailbox.Open(ctx, path, mailbox.Options{})
+	if err != nil {
+		t.Fatalf("Open of a version-6 mailbox: %v", err)
+	}
+	defer db.Close()
+	for id, want := range map[int64]time.Time{4: time.Date(2025, 3, 1, 12, 0, 7, 0, time.UTC), 5: {}} {
+		got, err := db.AskQuestionTime(ctx, mailbox.Ask{ID: id, Team: "t"})
+		if err != nil || !got.Equal(want) {
+			t.Errorf("ask %d: question time %v, %v; want %v", id, got, err, want)
+		}
+	}
+	if _, ok, _ := db.Setting(ctx, "t", "ask/4/question_at"); ok {
+		t.Error("the question-time setting is still there")
+	}
+	if v, ok, _ := db.Setting(ctx, "t", "paused"); !ok || v != "yes" {
+		t.Errorf("another setting was touched: %q %v", v, ok)
+	}
+}
