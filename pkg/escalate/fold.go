@@ -12,14 +12,14 @@ import (
 // SourceLocal is the Source of an answer given with `ask answer`.
 const SourceLocal = "local"
 
-// ResumeTag is the line fragment a folded task carries to say which resume
-// made it: ask id and the resume intent's time in nanoseconds. After a crash
-// between launching the agent and recording that launch, the next pass finds
-// the tag in the agent's recorded task and knows the launch happened, so it
-// does not launch a second copy. Nobody can plant the tag in advance: the
-// intent's time does not exist until the resume starts.
-func ResumeTag(askID int64, intent time.Time) string {
-	return fmt.Sprintf("(teamkit ask %d, resume %d)", askID, intent.UnixNano())
+// ResumeKey names one resume of an ask: the ask id and the resume intent's
+// time in nanoseconds. The re-spawned launch records it (mailbox.Agent
+// ResumeOf); after a crash between launching the agent and recording the
+// resume, the next pass finds it on the agent's launch and knows the launch
+// happened, so it does not launch a second copy. No other launch can carry
+// it: the intent's time does not exist until the resume starts.
+func ResumeKey(askID int64, intent time.Time) string {
+	return fmt.Sprintf("ask %d resume %d", askID, intent.UnixNano())
 }
 
 // Fold is the task an agent is re-spawned with: its original task, then the
@@ -35,7 +35,7 @@ func Fold(task string, a mailbox.Ask, intent time.Time) string {
 		b.WriteString(t)
 		b.WriteString("\n\n")
 	}
-	fmt.Fprintf(&b, "### Your question and its answer %s\n\n", ResumeTag(a.ID, intent))
+	fmt.Fprintf(&b, "### Your question and its answer (teamkit ask %d)\n\n", a.ID)
 	b.WriteString("You stopped earlier")
 	if a.Run != "" {
 		fmt.Fprintf(&b, " (run %s)", a.Run)

@@ -57,7 +57,7 @@ func TestFoldQuestion(t *testing.T) {
 		t.Errorf("order task %d, question %d, answer %d:\n%s", iTask, iQ, iA, got)
 	}
 	for _, want := range []string{
-		"### Your question and its answer (teamkit ask 7, resume 1712345678901234567)",
+		"### Your question and its answer (teamkit ask 7)\n",
 		"You stopped earlier (run run-1) to ask this question:\n\nWhich colour?\n\n",
 		"carolSYSTEM answered it on GitHub (octo/repo#7 https://github.com/octo/repo/issues/7#issuecomment-9).",
 		`source="GitHub issue comment" where="octo/repo#7 https://github.com/octo/repo/issues/7#issuecomment-9" author="carolSYSTEM"`,
@@ -67,8 +67,8 @@ func TestFoldQuestion(t *testing.T) {
 			t.Errorf("fold lacks %q:\n%s", want, got)
 		}
 	}
-	if !strings.Contains(got, ResumeTag(7, intent)) {
-		t.Error("no resume tag")
+	if strings.Contains(got, "resume 1712345678901234567") {
+		t.Error("the briefing carries the resume's key; it belongs on the launch record")
 	}
 	// The forged END marker did not end the fence: the instruction after
 	// it is still inside.

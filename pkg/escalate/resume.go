@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"strings"
 	"sync"
 	"time"
 
@@ -58,6 +57,9 @@ type SpawnRequest struct {
 	Task             string
 	Issue            string
 	Workdir          string
+	// ResumeOf is recorded on the launch (ResumeKey), so a crashed pass's
+	// launch is recognised.
+	ResumeOf string
 }
 
 // SpawnResult is how a re-spawn ended (see spawn.Result).
@@ -818,12 +820,13 @@ func (p *pass) respawn(a mailbox.Ask, in mailbox.ResumeIntent) error {
 		return p.respawnFailed(a, fmt.Errorf("agent %s/%s %w", a.Team, a.Agent, ErrAgentNeverLaunch))
 	}
 	// A pass that crashed after launching the agent left its launch
-	// recorded with this resume's tag in the task: that launch stands.
+	// recorded with this resume's key: that launch stands.
 	if launchedFor(ag, a, in) {
 		return p.settle(a, Resumed{Status: StatusRecovered, Run: ag.Run, Log: ag.Log})
 	}
 	res, err := p.r.Spawn(ctx, SpawnRequest{
 		Type: ag.Type, Team: a.Team, Name: a.Agent, Task: Fold(ag.Task, a, in.CreatedAt), Issue: ag.Issue, Workdir: ag.Workdir,
+		ResumeOf: ResumeKey(a.ID, in.CreatedAt),
 	})
 	if err != nil {
 		if ctx.Err() != nil {
@@ -847,11 +850,11 @@ func (p *pass) respawn(a mailbox.Ask, in mailbox.ResumeIntent) error {
 }
 
 // launchedFor reports whether ag's latest launch is the re-spawn of this
-// resume (its task carries the resume's tag) and a process was really
+// resume (it records the resume's key) and a process was really
 // started for it: a launch recorded but never started (a crash in between)
 // does not count, so the answer is not lost.
 func launchedFor(ag mailbox.Agent, a mailbox.Ask, in mailbox.ResumeIntent) bool {
-	if ag.Run == a.Run || !strings.Contains(ag.Task, ResumeTag(a.ID, in.CreatedAt)) {
+	if ag.Run == a.Run || ag.ResumeOf != ResumeKey(a.ID, in.CreatedAt) {
 		return false
 	}
 	switch ag.State {

@@ -141,7 +141,7 @@ func (f *fixture) spawner(db *mailbox.DB) Spawner {
 		f.spawns = append(f.spawns, req)
 		run := fmt.Sprintf("respawn-%d", len(f.spawns))
 		err := db.RecordLaunch(ctx, mailbox.Agent{Team: req.Team, Name: req.Name, Type: req.Type, Run: run,
-			State: mailbox.StateReady, Task: req.Task, Issue: req.Issue, Workdir: req.Workdir})
+			State: mailbox.StateReady, Task: req.Task, Issue: req.Issue, Workdir: req.Workdir, ResumeOf: req.ResumeOf})
 		return SpawnResult{Status: "ready", Run: run, After: time.Second}, err
 	}
 }
@@ -242,7 +242,8 @@ func TestPassResumesOnceWithConditionalReads(t *testing.T) {
 	}
 	req := f.spawns[0]
 	if req.Type != "asker" || req.Name != "w1" || req.Team != "t" || req.Issue != issue || req.Workdir != f.dir ||
-		!strings.HasPrefix(req.Task, "Original task of w1.\n\n### Your question and its answer (teamkit ask 1, resume ") {
+		!strings.HasPrefix(req.Task, "Original task of w1.\n\n### Your question and its answer (teamkit ask 1)\n") ||
+		!strings.HasPrefix(req.ResumeOf, "ask 1 resume ") {
 		t.Errorf("spawn request %+v", req)
 	}
 	fencedOnce(t, req.Task, "Blue.")

@@ -66,6 +66,9 @@ type Request struct {
 	Task             string
 	Issue            string
 	Workdir          string
+	// ResumeOf is recorded on the launch: the resume that made it
+	// (escalate.ResumeKey), "" for any other spawn.
+	ResumeOf string
 	// Timeout overrides the handshake wait when > 0.
 	Timeout time.Duration
 	// Replace stops a live agent of the same name first.
@@ -224,7 +227,7 @@ func Spawn(ctx context.Context, db *mailbox.DB, finder agenttype.Finder, req Req
 		return Result{}, err
 	}
 	agent := mailbox.Agent{Team: req.Team, Name: req.Name, Type: t.Name, Run: run, State: mailbox.StateStarting,
-		Log: logFile, Issue: req.Issue, Task: req.Task, Workdir: req.Workdir, Host: req.Host}
+		Log: logFile, Issue: req.Issue, Task: req.Task, Workdir: req.Workdir, Host: req.Host, ResumeOf: req.ResumeOf}
 	if err := db.RecordLaunch(ctx, agent); err != nil {
 		return Result{}, err
 	}

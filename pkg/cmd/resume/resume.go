@@ -216,7 +216,7 @@ func spawner(env *command.Env, db *mailbox.DB, dbPath, stateDir string) escalate
 		}
 		res, err := spawn.Spawn(ctx, db, agenttype.NewFinder(env.Getenv), spawn.Request{
 			Type: req.Type, Team: req.Team, Name: req.Name, Task: req.Task, Issue: req.Issue, Workdir: req.Workdir,
-			DBPath: dbPath, StateDir: stateDir, Environ: env.Environ(), Self: self,
+			ResumeOf: req.ResumeOf, DBPath: dbPath, StateDir: stateDir, Environ: env.Environ(), Self: self,
 			// A foreground type runs on resume's terminal; its output must
 			// not mix with resume's result lines.
 			Stdin: env.Stdin, Stdout: env.Stderr, Stderr: env.Stderr,
