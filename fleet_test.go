@@ -2,7 +2,6 @@ package teamkit_test
 
 import (
 	"bytes"
-	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -12,12 +11,12 @@ import (
 	"strings"
 	"syscall"
 	"testing"
-	"time"
 	"unsafe"
 
 	"github.com/rogpeppe/go-internal/testscript"
 
 	"github.com/teamkit/teamkit/pkg/command"
+	"github.com/teamkit/teamkit/pkg/command/commandtest"
 )
 
 // scriptEnviron is the script's environment as a list, for commands the
@@ -159,13 +158,10 @@ func TestHelpExamples(t *testing.T) {
 			helps = append(helps, []string{verb, "--help"})
 		}
 		for _, args := range helps {
-			var out, errb bytes.Buffer
-			env := &command.Env{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errb,
-				Getenv: func(string) string { return "" }, Environ: os.Environ, Now: time.Now}
-			code := command.Run(context.Background(), app, env, append([]string{name}, args...))
-			help := out.String()
-			if code != 0 || !strings.Contains(help, "Example") {
-				t.Errorf("%s %v: exit %d, no example in:\n%s%s", name, args, code, help, errb.String())
+			r := (&commandtest.Harness{T: t, App: app, Name: name}).Run(args...)
+			help := r.Stdout
+			if r.Code != 0 || !strings.Contains(help, "Example") {
+				t.Errorf("%s %v: exit %d, no example in:\n%s%s", name, args, r.Code, help, r.Stderr)
 			}
 			if strings.Contains(help, "command [command options]") {
 				t.Errorf("%s %v: the usage shows a command slot:\n%s", name, args, help)

@@ -17,76 +17,46 @@ import (
 	"time"
 
 	"github.com/teamkit/teamkit/pkg/cmd/inbox"
-	"github.com/teamkit/teamkit/pkg/command"
+	"github.com/teamkit/teamkit/pkg/command/commandtest"
 	"github.com/teamkit/teamkit/pkg/mailbox"
 )
 
 var t0 = time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)
 
 // harness runs the inbox command in-process against one database.
-type harness struct {
-	t    *testing.T
-	db   string
-	vars map[string]string
-	now  time.Time
-}
+type harness struct{ *commandtest.Harness }
+
+type result = commandtest.Result
 
 func newHarness(t *testing.T) *harness {
-	return &harness{t: t, db: filepath.Join(t.TempDir(), "teamkit.db"), vars: map[string]string{}, now: t0}
-}
-
-type result struct {
-	code           int
-	stdout, stderr string
+	h := &harness{commandtest.New(t, "inbox", inbox.App)}
+	h.Now = t0
+	h.Vars["HOME"] = t.TempDir()
+	h.Vars["USER"] = "tester"
+	return h
 }
 
 func (h *harness) runIn(stdin string, args ...string) result {
-	h.t.Helper()
-	var out, errb bytes.Buffer
-	vars := map[string]string{"TEAMKIT_DB": h.db, "HOME": h.t.TempDir(), "USER": "tester"}
-	for k, v := range h.vars {
-		vars[k] = v
-	}
-	env := &command.Env{
-		Stdin:   strings.NewReader(stdin),
-		Stdout:  &out,
-		Stderr:  &errb,
-		Getenv:  func(k string) string { return vars[k] },
-		Environ: func() []string { return nil },
-		Now:     func() time.Time { return h.now },
-	}
-	code := command.Run(context.Background(), inbox.App, env, append([]string{"inbox"}, args...))
-	return result{code, out.String(), errb.String()}
+	h.T.Helper()
+	return h.RunIn(stdin, args...)
 }
 
-func (h *harness) run(args ...string) result { h.t.Helper(); return h.runIn("", args...) }
+func (h *harness) run(args ...string) result { h.T.Helper(); return h.RunIn("", args...) }
 
 // ok runs args and fails the test unless they exit 0.
 func (h *harness) ok(args ...string) string {
-	h.t.Helper()
-	r := h.run(args...)
-	if r.code != 0 {
-		h.t.Fatalf("inbox %q: exit %d, stderr %q", args, r.code, r.stderr)
-	}
-	return r.stdout
+	h.T.Helper()
+	return h.Want(0, args...)
 }
 
 // store opens the harness's database directly.
-func (h *harness) store() *mailbox.DB {
-	h.t.Helper()
-	db, err := mailbox.Open(context.Background(), h.db, mailbox.Options{Now: func() time.Time { return h.now }})
-	if err != nil {
-		h.t.Fatal(err)
-	}
-	h.t.Cleanup(func() { db.Close() })
-	return db
-}
+func (h *harness) store() *mailbox.DB { h.T.Helper(); return h.Store() }
 
 func (h *harness) all(team string) []mailbox.Message {
-	h.t.Helper()
+	h.T.Helper()
 	msgs, err := h.store().List(context.Background(), team, "", true)
 	if err != nil {
-		h.t.Fatal(err)
+		h.T.Fatal(err)
 	}
 	return msgs
 }
@@ -141,8 +111,8 @@ func TestDoubleDashBody(t *testing.T) {
 	}
 	// Without "--" the dash word is a flag, and an unknown one.
 	r := h.run("send", "crew", "w", "-n is not a flag")
-	if r.code != 64 {
-		t.Fatalf("send with an unknown flag: exit %d, want 64", r.code)
+	if r.Code != 64 {
+		t.Fatalf("send with an unknown flag: exit %d, want 64", r.Code)
 	}
 	if len(h.all("crew")) != 2 {
 		t.Fatal("a refused send stored a message")
@@ -152,10 +122,10 @@ func TestDoubleDashBody(t *testing.T) {
 func TestStdinBody(t *testing.T) {
 	h := newHarness(t)
 	body := "line one\n\tline two\n"
-	if r := h.runIn(body, "send", "crew", "w", "-"); r.code != 0 {
+	if r := h.runIn(body, "send", "crew", "w", "-"); r.Code != 0 {
 		t.Fatalf("send -: %+v", r)
 	}
-	if r := h.runIn(body, "send", "crew", "w"); r.code != 0 {
+	if r := h.runIn(body, "send", "crew", "w"); r.Code != 0 {
 		t.Fatalf("send without BODY: %+v", r)
 	}
 	m := h.all("crew")
@@ -163,19 +133,19 @@ func TestStdinBody(t *testing.T) {
 		t.Fatalf("stdin bodies stored as %+v", m)
 	}
 	r := h.runIn("", "send", "crew", "w")
-	if r.code != 64 || !strings.Contains(r.stderr, "empty") || !strings.Contains(r.stderr, "stdin") {
+	if r.Code != 64 || !strings.Contains(r.Stderr, "empty") || !strings.Contains(r.Stderr, "stdin") {
 		t.Fatalf("empty stdin: %+v, want exit 64 naming the empty body and stdin", r)
 	}
 	r = h.runIn("bad \xff utf-8", "send", "crew", "w")
-	if r.code != 64 || len(h.all("crew")) != 2 {
+	if r.Code != 64 || len(h.all("crew")) != 2 {
 		t.Fatalf("invalid UTF-8 body: %+v, want exit 64 and nothing stored", r)
 	}
 }
 
 func TestIdentityFromEnv(t *testing.T) {
 	h := newHarness(t)
-	h.vars["TEAMKIT_TEAM"] = "crew"
-	h.vars["TEAMKIT_AGENT"] = "w1"
+	h.Vars["TEAMKIT_TEAM"] = "crew"
+	h.Vars["TEAMKIT_AGENT"] = "w1"
 	// Inside an agent: "send <to> <body>", from is the agent.
 	h.ok("send", "boss", "done with 1")
 	m := h.all("crew")
@@ -183,7 +153,7 @@ func TestIdentityFromEnv(t *testing.T) {
 		t.Fatalf("stored %+v", m)
 	}
 	// Plain "inbox" drains crew/w1.
-	h.vars["TEAMKIT_AGENT"] = "boss"
+	h.Vars["TEAMKIT_AGENT"] = "boss"
 	if out := h.ok(); !strings.Contains(out, "done with 1") {
 		t.Fatalf("bare inbox printed %q", out)
 	}
@@ -200,10 +170,10 @@ func TestIdentityFromEnv(t *testing.T) {
 		t.Fatalf("list printed %q", out)
 	}
 	// Without the variables the identity is required.
-	delete(h.vars, "TEAMKIT_TEAM")
-	delete(h.vars, "TEAMKIT_AGENT")
+	delete(h.Vars, "TEAMKIT_TEAM")
+	delete(h.Vars, "TEAMKIT_AGENT")
 	r := h.run()
-	if r.code != 64 || !strings.Contains(r.stderr, "TEAMKIT_TEAM") {
+	if r.Code != 64 || !strings.Contains(r.Stderr, "TEAMKIT_TEAM") {
 		t.Fatalf("bare inbox without identity: %+v", r)
 	}
 }
@@ -231,20 +201,20 @@ func TestSendArgs(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			h := newHarness(t)
 			if tc.envTeam != "" {
-				h.vars["TEAMKIT_TEAM"] = tc.envTeam
+				h.Vars["TEAMKIT_TEAM"] = tc.envTeam
 			}
 			r := h.runIn(tc.stdin, append([]string{"send"}, tc.args...)...)
 			if tc.wantUsage {
-				if r.code != 64 || strings.Count(r.stderr, "inbox: error:") != 1 {
-					t.Fatalf("exit %d stderr %q, want a usage error", r.code, r.stderr)
+				if r.Code != 64 || strings.Count(r.Stderr, "inbox: error:") != 1 {
+					t.Fatalf("exit %d stderr %q, want a usage error", r.Code, r.Stderr)
 				}
-				if _, err := os.Stat(h.db); err == nil {
+				if _, err := os.Stat(h.DB); err == nil {
 					t.Fatal("a usage error created the database")
 				}
 				return
 			}
-			if r.code != 0 {
-				t.Fatalf("exit %d stderr %q", r.code, r.stderr)
+			if r.Code != 0 {
+				t.Fatalf("exit %d stderr %q", r.Code, r.Stderr)
 			}
 			m := h.all(tc.team)
 			if len(m) != 1 || m[0].To != tc.to || m[0].Body != tc.body {
@@ -270,15 +240,15 @@ func TestBadNames(t *testing.T) {
 			{"list", "crew", name},
 		} {
 			r := h.run(args...)
-			lines := strings.Split(strings.TrimRight(r.stderr, "\n"), "\n")
-			if r.code != 64 || len(lines) != 1 || !strings.HasPrefix(lines[0], "inbox: error:") || r.stdout != "" {
-				t.Errorf("inbox %q: exit %d, stdout %q, stderr %q; want exit 64 and one line on stderr", args, r.code, r.stdout, r.stderr)
+			lines := strings.Split(strings.TrimRight(r.Stderr, "\n"), "\n")
+			if r.Code != 64 || len(lines) != 1 || !strings.HasPrefix(lines[0], "inbox: error:") || r.Stdout != "" {
+				t.Errorf("inbox %q: exit %d, stdout %q, stderr %q; want exit 64 and one line on stderr", args, r.Code, r.Stdout, r.Stderr)
 			}
 		}
 	}
 	for _, name := range bad[:len(bad)-1] { // --from "" means "not given"
-		if r := h.run("send", "crew", "w", "body", "--from", name); r.code != 64 || strings.Count(r.stderr, "\n") != 1 {
-			t.Errorf("send --from %q: exit %d, stderr %q; want 64 and one line", name, r.code, r.stderr)
+		if r := h.run("send", "crew", "w", "body", "--from", name); r.Code != 64 || strings.Count(r.Stderr, "\n") != 1 {
+			t.Errorf("send --from %q: exit %d, stderr %q; want 64 and one line", name, r.Code, r.Stderr)
 		}
 	}
 	m := h.all("crew")
@@ -291,11 +261,11 @@ func TestBadNamesTouchNothing(t *testing.T) {
 	// A refused name never reaches the database: not even its file is made.
 	h := newHarness(t)
 	for _, args := range [][]string{{"send", "a/b", "w", "x"}, {"drain", "crew", "$(x)"}, {"list", ".."}} {
-		if r := h.run(args...); r.code != 64 {
-			t.Fatalf("inbox %q: exit %d", args, r.code)
+		if r := h.run(args...); r.Code != 64 {
+			t.Fatalf("inbox %q: exit %d", args, r.Code)
 		}
 	}
-	if _, err := os.Stat(h.db); !os.IsNotExist(err) {
+	if _, err := os.Stat(h.DB); !os.IsNotExist(err) {
 		t.Fatalf("database file exists after refused names: %v", err)
 	}
 }
@@ -304,7 +274,7 @@ func TestWait(t *testing.T) {
 	h := newHarness(t)
 	h.store() // create the mailbox
 	r := h.run("drain", "crew", "w", "--wait", "100ms")
-	if r.code != 2 || r.stdout != "" || !strings.Contains(r.stderr, "no message") {
+	if r.Code != 2 || r.Stdout != "" || !strings.Contains(r.Stderr, "no message") {
 		t.Fatalf("--wait with nothing coming: %+v, want exit 2", r)
 	}
 
@@ -313,7 +283,7 @@ func TestWait(t *testing.T) {
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		db, err := mailbox.Open(context.Background(), h.db, mailbox.Options{})
+		db, err := mailbox.Open(context.Background(), h.DB, mailbox.Options{})
 		if err != nil {
 			t.Error(err)
 			return
@@ -325,7 +295,7 @@ func TestWait(t *testing.T) {
 	}()
 	r = h.run("crew", "w", "--wait", "60s")
 	wg.Wait()
-	if r.code != 0 || !strings.Contains(r.stdout, "wake up") {
+	if r.Code != 0 || !strings.Contains(r.Stdout, "wake up") {
 		t.Fatalf("--wait with a message sent meanwhile: %+v, want exit 0 and the message", r)
 	}
 	if m := h.all("crew"); len(m) != 1 || m[0].ReadAt.IsZero() {
@@ -350,8 +320,8 @@ func TestFormat(t *testing.T) {
 		t.Fatalf("--format printed %q", out)
 	}
 	r := h.run("crew", "w", "--format", "{{.Nope")
-	if r.code != 64 {
-		t.Fatalf("bad --format: exit %d, want 64", r.code)
+	if r.Code != 64 {
+		t.Fatalf("bad --format: exit %d, want 64", r.Code)
 	}
 }
 
@@ -417,14 +387,14 @@ func TestList(t *testing.T) {
 	if !strings.Contains(out, "to a") || strings.Contains(out, "second line") || strings.Contains(out, "to b") {
 		t.Fatalf("list crew a --all printed %q", out)
 	}
-	if r := h.run("list", "crew", "a", "b"); r.code != 64 {
-		t.Fatalf("list with 3 args: exit %d", r.code)
+	if r := h.run("list", "crew", "a", "b"); r.Code != 64 {
+		t.Fatalf("list with 3 args: exit %d", r.Code)
 	}
-	if r := h.run("drain", "crew", "w", "--limit", "-1"); r.code != 64 {
-		t.Fatalf("--limit -1: exit %d", r.code)
+	if r := h.run("drain", "crew", "w", "--limit", "-1"); r.Code != 64 {
+		t.Fatalf("--limit -1: exit %d", r.Code)
 	}
-	if r := h.run("drain", "crew", "w", "extra"); r.code != 64 {
-		t.Fatalf("drain with an extra argument: exit %d", r.code)
+	if r := h.run("drain", "crew", "w", "extra"); r.Code != 64 {
+		t.Fatalf("drain with an extra argument: exit %d", r.Code)
 	}
 }
 
@@ -488,7 +458,7 @@ func asUser(t *testing.T, args ...string) result {
 	} else if err != nil {
 		t.Fatalf("run inbox: %v", err)
 	}
-	return result{code, out.String(), errb.String()}
+	return result{Code: code, Stdout: out.String(), Stderr: errb.String()}
 }
 
 // sharedDir is a directory the unprivileged user can reach (t.TempDir's
@@ -547,14 +517,14 @@ func checkUnchanged(t *testing.T, path string, before []byte) {
 // stderr (followed at most by the runtime's one hint line).
 func checkFailure(t *testing.T, args []string, r result, want string) {
 	t.Helper()
-	lines := strings.Split(strings.TrimRight(r.stderr, "\n"), "\n")
-	ok := r.code == 1 && r.stdout == "" && len(lines) >= 1 && len(lines) <= 2 &&
+	lines := strings.Split(strings.TrimRight(r.Stderr, "\n"), "\n")
+	ok := r.Code == 1 && r.Stdout == "" && len(lines) >= 1 && len(lines) <= 2 &&
 		strings.HasPrefix(lines[0], "inbox: error:") && strings.Contains(lines[0], want)
 	if len(lines) == 2 && !strings.HasPrefix(lines[1], "inbox: hint:") {
 		ok = false
 	}
 	if !ok {
-		t.Fatalf("inbox %q: exit %d, stdout %q, stderr %q; want exit 1, no output, one error line saying %q", args, r.code, r.stdout, r.stderr, want)
+		t.Fatalf("inbox %q: exit %d, stdout %q, stderr %q; want exit 1, no output, one error line saying %q", args, r.Code, r.Stdout, r.Stderr, want)
 	}
 }
 
@@ -607,9 +577,9 @@ func TestReadOnlyDirectory(t *testing.T) {
 func TestLockedDatabase(t *testing.T) {
 	h := newHarness(t)
 	h.ok("send", "t", "w1", "queued before the lock")
-	h.vars["TEAMKIT_BUSY_TIMEOUT"] = "200ms"
+	h.Vars["TEAMKIT_BUSY_TIMEOUT"] = "200ms"
 
-	holder, err := sql.Open("sqlite", "file:"+h.db+"?_busy_timeout=1000")
+	holder, err := sql.Open("sqlite", "file:"+h.DB+"?_busy_timeout=1000")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -623,11 +593,11 @@ func TestLockedDatabase(t *testing.T) {
 	}
 	for _, args := range [][]string{{"send", "t", "w1", "blocked"}, {"drain", "t", "w1"}} {
 		r := h.run(args...)
-		lines := strings.Split(strings.TrimSpace(r.stderr), "\n")
-		if r.code != 1 || r.stdout != "" || !strings.HasPrefix(lines[0], "inbox: error: ") ||
+		lines := strings.Split(strings.TrimSpace(r.Stderr), "\n")
+		if r.Code != 1 || r.Stdout != "" || !strings.HasPrefix(lines[0], "inbox: error: ") ||
 			!strings.Contains(lines[0], "database is locked by another process") ||
 			len(lines) != 2 || !strings.HasPrefix(lines[1], "inbox: hint: ") {
-			t.Errorf("inbox %q while locked: exit %d, stdout %q, stderr %q", args, r.code, r.stdout, r.stderr)
+			t.Errorf("inbox %q while locked: exit %d, stdout %q, stderr %q", args, r.Code, r.Stdout, r.Stderr)
 		}
 	}
 	conn.ExecContext(context.Background(), "ROLLBACK")

@@ -1,77 +1,50 @@
 package ready_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/teamkit/teamkit/pkg/cmd/ready"
-	"github.com/teamkit/teamkit/pkg/command"
+	"github.com/teamkit/teamkit/pkg/command/commandtest"
 	"github.com/teamkit/teamkit/pkg/mailbox"
 )
 
 var t0 = time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)
 
-type result struct {
-	code           int
-	stdout, stderr string
-}
+type result = commandtest.Result
 
-type harness struct {
-	t    *testing.T
-	db   string
-	vars map[string]string
-}
+// harness runs the ready command in-process against one database, on t0.
+type harness struct{ *commandtest.Harness }
 
 func newHarness(t *testing.T) *harness {
-	return &harness{t: t, db: filepath.Join(t.TempDir(), "teamkit.db"), vars: map[string]string{}}
+	h := &harness{commandtest.New(t, "ready", ready.App)}
+	h.Now = t0
+	return h
 }
 
-func (h *harness) run(args ...string) result {
-	h.t.Helper()
-	var out, errb bytes.Buffer
-	vars := map[string]string{"TEAMKIT_DB": h.db}
-	for k, v := range h.vars {
-		vars[k] = v
-	}
-	env := &command.Env{
-		Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errb,
-		Getenv:  func(k string) string { return vars[k] },
-		Environ: func() []string { return nil },
-		Now:     func() time.Time { return t0 },
-	}
-	code := command.Run(context.Background(), ready.App, env, append([]string{"ready"}, args...))
-	return result{code, out.String(), errb.String()}
-}
+func (h *harness) run(args ...string) result { h.T.Helper(); return h.Run(args...) }
 
-func (h *harness) want(code int, args ...string) string {
-	h.t.Helper()
-	r := h.run(args...)
-	if r.code != code {
-		h.t.Fatalf("ready %q (env %v): exit %d, want %d; stdout %q stderr %q", args, h.vars, r.code, code, r.stdout, r.stderr)
-	}
-	return r.stdout
-}
+func (h *harness) want(code int, args ...string) string { h.T.Helper(); return h.Want(code, args...) }
 
+// store opens the mailbox on the real clock, as the command's writers do.
 func (h *harness) store() *mailbox.DB {
-	h.t.Helper()
-	db, err := mailbox.Open(context.Background(), h.db, mailbox.Options{})
+	h.T.Helper()
+	db, err := mailbox.Open(context.Background(), h.DB, mailbox.Options{})
 	if err != nil {
-		h.t.Fatal(err)
+		h.T.Fatal(err)
 	}
-	h.t.Cleanup(func() { db.Close() })
+	h.T.Cleanup(func() { db.Close() })
 	return db
 }
 
 func TestMarkCheckAcrossRuns(t *testing.T) {
 	h := newHarness(t)
 	h.want(2, "check", "crew", "w") // nothing marked
-	h.vars["TEAMKIT_RUN"] = "run-1"
+	h.Vars["TEAMKIT_RUN"] = "run-1"
 	out := h.want(0, "mark", "crew", "w")
 	if out != "ready=marked team=crew name=w run=run-1\n" {
 		t.Fatalf("mark printed %q", out)
@@ -81,7 +54,7 @@ func TestMarkCheckAcrossRuns(t *testing.T) {
 		t.Fatalf("check printed %q", out)
 	}
 	// A new launch: the old run's mark does not count.
-	h.vars["TEAMKIT_RUN"] = "run-2"
+	h.Vars["TEAMKIT_RUN"] = "run-2"
 	out = h.want(2, "check", "crew", "w")
 	if !strings.Contains(out, "ready=no") || !strings.Contains(out, "mark_run=run-1") || !strings.Contains(out, "want_run=run-2") {
 		t.Fatalf("check for another run printed %q", out)
@@ -120,28 +93,28 @@ func TestCheckUsesRecordedRun(t *testing.T) {
 
 func TestIdentityFromEnv(t *testing.T) {
 	h := newHarness(t)
-	h.vars["TEAMKIT_TEAM"] = "crew"
-	h.vars["TEAMKIT_AGENT"] = "w"
-	h.vars["TEAMKIT_RUN"] = "r"
+	h.Vars["TEAMKIT_TEAM"] = "crew"
+	h.Vars["TEAMKIT_AGENT"] = "w"
+	h.Vars["TEAMKIT_RUN"] = "r"
 	h.want(0, "mark")
-	delete(h.vars, "TEAMKIT_AGENT")
+	delete(h.Vars, "TEAMKIT_AGENT")
 	h.want(0, "check", "w")
 	h.want(2, "check", "w2")
-	delete(h.vars, "TEAMKIT_TEAM")
+	delete(h.Vars, "TEAMKIT_TEAM")
 	h.want(0, "check", "crew", "w")
 	m, ok, err := h.store().Ready(context.Background(), "crew", "w")
 	if err != nil || !ok || m.Run != "r" || !m.MarkedAt.Equal(t0) {
 		t.Fatalf("stored mark %+v, %v, %v", m, ok, err)
 	}
 	r := h.run("mark")
-	if r.code != 64 || !strings.Contains(r.stderr, "TEAMKIT_TEAM") {
+	if r.Code != 64 || !strings.Contains(r.Stderr, "TEAMKIT_TEAM") {
 		t.Fatalf("mark without identity: %+v", r)
 	}
 }
 
 func TestJSON(t *testing.T) {
 	h := newHarness(t)
-	h.vars["TEAMKIT_RUN"] = "r1"
+	h.Vars["TEAMKIT_RUN"] = "r1"
 	h.want(0, "mark", "crew", "w", "--json")
 	var got map[string]any
 	out := h.want(0, "check", "crew", "w", "--json")
@@ -168,13 +141,13 @@ func TestUsage(t *testing.T) {
 		{"chek", "crew", "w"},
 	} {
 		r := h.run(args...)
-		lines := strings.Split(strings.TrimRight(r.stderr, "\n"), "\n")
+		lines := strings.Split(strings.TrimRight(r.Stderr, "\n"), "\n")
 		hinted := len(lines) == 2 && strings.HasPrefix(lines[1], "ready: hint:")
-		if r.code != 64 || r.stdout != "" || (len(lines) != 1 && !hinted) || !strings.HasPrefix(lines[0], "ready: error:") {
-			t.Errorf("ready %q: exit %d stdout %q stderr %q; want 64 and one line (and a hint)", args, r.code, r.stdout, r.stderr)
+		if r.Code != 64 || r.Stdout != "" || (len(lines) != 1 && !hinted) || !strings.HasPrefix(lines[0], "ready: error:") {
+			t.Errorf("ready %q: exit %d stdout %q stderr %q; want 64 and one line (and a hint)", args, r.Code, r.Stdout, r.Stderr)
 		}
 	}
-	if _, err := os.Stat(h.db); !os.IsNotExist(err) {
+	if _, err := os.Stat(h.DB); !os.IsNotExist(err) {
 		t.Fatalf("usage errors touched the database: %v", err)
 	}
 }

@@ -2,30 +2,23 @@ package resume
 
 import (
 	"bytes"
-	"context"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/gofrs/flock"
 
 	"github.com/teamkit/teamkit/pkg/command"
+	"github.com/teamkit/teamkit/pkg/command/commandtest"
 	"github.com/teamkit/teamkit/pkg/escalate"
 )
 
 func invoke(t *testing.T, vars map[string]string, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
-	var out, errb bytes.Buffer
-	env := &command.Env{
-		Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errb,
-		Getenv:  func(k string) string { return vars[k] },
-		Environ: func() []string { return nil },
-		Now:     time.Now,
-	}
-	code = command.Run(context.Background(), App, env, append([]string{"resume"}, args...))
-	return code, out.String(), dropNotes(errb.String())
+	h := &commandtest.Harness{T: t, App: App, Name: "resume", Vars: vars}
+	r := h.Run(args...)
+	return r.Code, r.Stdout, dropNotes(r.Stderr)
 }
 
 // dropNotes removes the notes a command on a fresh, empty mailbox prints

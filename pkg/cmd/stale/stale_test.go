@@ -1,35 +1,29 @@
 package stale_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/teamkit/teamkit/pkg/cmd/stale"
-	"github.com/teamkit/teamkit/pkg/command"
+	"github.com/teamkit/teamkit/pkg/command/commandtest"
 	"github.com/teamkit/teamkit/pkg/mailbox"
 	"github.com/teamkit/teamkit/pkg/roster"
 )
 
 var t0 = time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)
 
-type result struct {
-	code           int
-	stdout, stderr string
-}
+type result = commandtest.Result
 
+// harness runs the stale command in-process against one database, with st
+// open on it.
 type harness struct {
-	t    *testing.T
-	db   string
-	vars map[string]string
-	now  time.Time
-	st   *mailbox.DB
+	*commandtest.Harness
+	st *mailbox.DB
 }
 
 // newHarness makes a mailbox whose clock is t0 and, for team crew:
@@ -37,10 +31,11 @@ type harness struct {
 // busy (this process, alive); one read message; one sent 8 minutes later;
 // and one for another team.
 func newHarness(t *testing.T) *harness {
-	h := &harness{t: t, db: filepath.Join(t.TempDir(), "teamkit.db"), vars: map[string]string{}, now: t0}
+	h := &harness{Harness: commandtest.New(t, "stale", stale.App)}
+	h.Now = t0
 	ctx := context.Background()
 	clock := t0
-	st, err := mailbox.Open(ctx, h.db, mailbox.Options{Now: func() time.Time { return clock }})
+	st, err := mailbox.Open(ctx, h.DB, mailbox.Options{Now: func() time.Time { return clock }})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -73,22 +68,7 @@ func newHarness(t *testing.T) *harness {
 	return h
 }
 
-func (h *harness) run(args ...string) result {
-	h.t.Helper()
-	var out, errb bytes.Buffer
-	vars := map[string]string{"TEAMKIT_DB": h.db}
-	for k, v := range h.vars {
-		vars[k] = v
-	}
-	env := &command.Env{
-		Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errb,
-		Getenv:  func(k string) string { return vars[k] },
-		Environ: func() []string { return nil },
-		Now:     func() time.Time { return h.now },
-	}
-	code := command.Run(context.Background(), stale.App, env, append([]string{"stale"}, args...))
-	return result{code, out.String(), errb.String()}
-}
+func (h *harness) run(args ...string) result { h.T.Helper(); return h.Run(args...) }
 
 // rows returns the ids and recipient columns of the table, header checked.
 func rows(t *testing.T, out string) map[string]string {
@@ -106,14 +86,14 @@ func rows(t *testing.T, out string) map[string]string {
 
 func TestStaleTable(t *testing.T) {
 	h := newHarness(t)
-	h.now = t0.Add(11 * time.Minute)
+	h.Now = t0.Add(11 * time.Minute)
 	r := h.run("crew")
-	if r.code != 2 || r.stderr != "" {
-		t.Fatalf("stale crew at +11m: exit %d, stderr %q; want 2 and nothing on stderr", r.code, r.stderr)
+	if r.Code != 2 || r.Stderr != "" {
+		t.Fatalf("stale crew at +11m: exit %d, stderr %q; want 2 and nothing on stderr", r.Code, r.Stderr)
 	}
-	got := rows(t, r.stdout)
+	got := rows(t, r.Stdout)
 	if len(got) != 3 {
-		t.Fatalf("stale crew listed %d messages, want ids 1-3: %q", len(got), r.stdout)
+		t.Fatalf("stale crew listed %d messages, want ids 1-3: %q", len(got), r.Stdout)
 	}
 	for id, want := range map[string][]string{
 		"1": {"ghost", "boss", "11m", "never-spawned", "task for ghost"},
@@ -126,14 +106,14 @@ func TestStaleTable(t *testing.T) {
 			}
 		}
 	}
-	if strings.Contains(r.stdout, "with details") {
-		t.Errorf("table shows more than the first line: %q", r.stdout)
+	if strings.Contains(r.Stdout, "with details") {
+		t.Errorf("table shows more than the first line: %q", r.Stdout)
 	}
 }
 
 func TestStaleMinAndExitCodes(t *testing.T) {
 	h := newHarness(t)
-	h.now = t0.Add(11 * time.Minute)
+	h.Now = t0.Add(11 * time.Minute)
 	for _, tc := range []struct {
 		args []string
 		code int
@@ -151,8 +131,8 @@ func TestStaleMinAndExitCodes(t *testing.T) {
 		{[]string{"empty-team"}, 0, nil},
 	} {
 		r := h.run(tc.args...)
-		if r.code != tc.code {
-			t.Errorf("stale %q: exit %d, want %d (stdout %q stderr %q)", tc.args, r.code, tc.code, r.stdout, r.stderr)
+		if r.Code != tc.code {
+			t.Errorf("stale %q: exit %d, want %d (stdout %q stderr %q)", tc.args, r.Code, tc.code, r.Stdout, r.Stderr)
 			continue
 		}
 		if tc.code == 0 {
@@ -160,51 +140,51 @@ func TestStaleMinAndExitCodes(t *testing.T) {
 			// the exit code stays 0.
 			wantErr := ""
 			if tc.args[0] == "empty-team" {
-				wantErr = `stale: note: team "empty-team" has no agents and no messages in ` + h.db + " (a typo?)\n"
+				wantErr = `stale: note: team "empty-team" has no agents and no messages in ` + h.DB + " (a typo?)\n"
 			}
-			if r.stdout != "" || r.stderr != wantErr {
-				t.Errorf("stale %q with nothing stale printed %q / %q", tc.args, r.stdout, r.stderr)
+			if r.Stdout != "" || r.Stderr != wantErr {
+				t.Errorf("stale %q with nothing stale printed %q / %q", tc.args, r.Stdout, r.Stderr)
 			}
 			continue
 		}
-		got := rows(t, r.stdout)
+		got := rows(t, r.Stdout)
 		if len(got) != len(tc.ids) {
-			t.Errorf("stale %q listed %q, want ids %v", tc.args, r.stdout, tc.ids)
+			t.Errorf("stale %q listed %q, want ids %v", tc.args, r.Stdout, tc.ids)
 		}
 		for _, id := range tc.ids {
 			if _, ok := got[id]; !ok {
-				t.Errorf("stale %q lacks id %s: %q", tc.args, id, r.stdout)
+				t.Errorf("stale %q lacks id %s: %q", tc.args, id, r.Stdout)
 			}
 		}
 	}
 	// Default --min is 10.
-	h.now = t0.Add(9 * time.Minute)
-	if r := h.run("crew"); r.code != 0 {
-		t.Fatalf("stale crew at +9m: exit %d, want 0", r.code)
+	h.Now = t0.Add(9 * time.Minute)
+	if r := h.run("crew"); r.Code != 0 {
+		t.Fatalf("stale crew at +9m: exit %d, want 0", r.Code)
 	}
-	h.now = t0.Add(10 * time.Minute)
-	if r := h.run("crew"); r.code != 2 {
-		t.Fatalf("stale crew at +10m: exit %d, want 2", r.code)
+	h.Now = t0.Add(10 * time.Minute)
+	if r := h.run("crew"); r.Code != 2 {
+		t.Fatalf("stale crew at +10m: exit %d, want 2", r.Code)
 	}
 	// Reading clears it.
 	for _, who := range []string{"ghost", "done", "busy"} {
 		h.st.Drain(context.Background(), "crew", who, 0, func([]mailbox.Message) error { return nil })
 	}
-	if r := h.run("crew", "--min", "0"); r.code != 0 || r.stdout != "" {
+	if r := h.run("crew", "--min", "0"); r.Code != 0 || r.Stdout != "" {
 		t.Fatalf("stale after every message was read: %+v", r)
 	}
 }
 
 func TestStaleJSON(t *testing.T) {
 	h := newHarness(t)
-	h.now = t0.Add(11 * time.Minute)
+	h.Now = t0.Add(11 * time.Minute)
 	r := h.run("crew", "--json")
-	if r.code != 2 {
-		t.Fatalf("exit %d", r.code)
+	if r.Code != 2 {
+		t.Fatalf("exit %d", r.Code)
 	}
-	lines := strings.Split(strings.TrimRight(r.stdout, "\n"), "\n")
+	lines := strings.Split(strings.TrimRight(r.Stdout, "\n"), "\n")
 	if len(lines) != 3 {
-		t.Fatalf("want one object per line, 3 lines: %q", r.stdout)
+		t.Fatalf("want one object per line, 3 lines: %q", r.Stdout)
 	}
 	var recips []string
 	for i, l := range lines {
@@ -239,12 +219,12 @@ func TestStaleJSON(t *testing.T) {
 
 func TestStaleIdentityAndUsage(t *testing.T) {
 	h := newHarness(t)
-	h.now = t0.Add(11 * time.Minute)
-	h.vars["TEAMKIT_TEAM"] = "crew"
-	if r := h.run("--min", "10"); r.code != 2 || len(rows(t, r.stdout)) != 3 {
+	h.Now = t0.Add(11 * time.Minute)
+	h.Vars["TEAMKIT_TEAM"] = "crew"
+	if r := h.run("--min", "10"); r.Code != 2 || len(rows(t, r.Stdout)) != 3 {
 		t.Fatalf("stale with TEAMKIT_TEAM: %+v", r)
 	}
-	delete(h.vars, "TEAMKIT_TEAM")
+	delete(h.Vars, "TEAMKIT_TEAM")
 	for _, args := range [][]string{
 		{},
 		{"a/b"},
@@ -256,8 +236,8 @@ func TestStaleIdentityAndUsage(t *testing.T) {
 		{"crew", "--bogus"},
 	} {
 		r := h.run(args...)
-		if r.code != 64 || r.stdout != "" || !strings.HasPrefix(r.stderr, "stale: error:") {
-			t.Errorf("stale %q: exit %d stdout %q stderr %q; want a usage error", args, r.code, r.stdout, r.stderr)
+		if r.Code != 64 || r.Stdout != "" || !strings.HasPrefix(r.Stderr, "stale: error:") {
+			t.Errorf("stale %q: exit %d stdout %q stderr %q; want a usage error", args, r.Code, r.Stdout, r.Stderr)
 		}
 	}
 }
