@@ -2,6 +2,7 @@ package mailbox
 
 import (
 	"database/sql"
+	"testing"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -25,8 +26,14 @@ func OpenRaw(path string) (*sql.DB, error) {
 // Rebind is rebind, for its unit test.
 var Rebind = rebind
 
-// SafetyPolls are the backends' slow re-check intervals.
-var SafetyPolls = map[string]time.Duration{"sqlite": sqliteSafetyPoll, "postgres": pgSafetyPoll}
+// NoSafetyPolls switches the backends' slow re-check off (an hour) until
+// the test ends, so a waiter that wakes can only have been woken by the
+// change itself.
+func NoSafetyPolls(t testing.TB) {
+	lite, pg := sqliteSafetyPoll, pgSafetyPoll
+	sqliteSafetyPoll, pgSafetyPoll = time.Hour, time.Hour
+	t.Cleanup(func() { sqliteSafetyPoll, pgSafetyPoll = lite, pg })
+}
 
 // StaleQuery is staleQuery, for the plan tests.
 var StaleQuery = staleQuery

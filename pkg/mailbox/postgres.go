@@ -188,7 +188,8 @@ func (pgBackend) lock(d *DB, team, key string) (*Lock, error) {
 
 // pgSafetyPoll is how often a waiter re-checks without a notification: the
 // backstop for one lost while its connection was being replaced.
-const pgSafetyPoll = 5 * time.Second
+// (A variable only so that a test can switch it off.)
+var pgSafetyPoll = 5 * time.Second
 
 // watch LISTENs on the schema's channel, to which every write to a table
 // a waiter cares about notifies its team (the triggers of migration 001),

@@ -137,8 +137,9 @@ func (sqliteBackend) lock(d *DB, team, key string) (*Lock, error) {
 // without being woken: the backstop for a change inotify cannot see (a
 // database on a network file system, say). The wake-up itself is
 // immediate. check also runs this often regardless, so a drain's lease
-// running out (which writes nothing) is noticed.
-const sqliteSafetyPoll = 2 * time.Second
+// running out (which writes nothing) is noticed. (A variable only so that
+// a test can switch it off and prove the wake-up.)
+var sqliteSafetyPoll = 2 * time.Second
 
 // sqliteFallbackPoll is the poll when no file watcher can be had (the
 // inotify limits are reached): what every waiter did before the watcher.
