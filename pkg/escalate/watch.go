@@ -1,0 +1,97 @@
+package escalate
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/teamkit/teamkit/pkg/text"
+)
+
+// The --watch loop: passes every interval, woken early by the mailbox, with
+// backoff after failures and the pause switch re-read every iteration.
+
+// Watch runs passes every interval until ctx ends. The pause switch is read
+// before every pass, and a failure to read it counts as paused. A failed
+// pass doubles the wait before the next one, up to MaxBackoff; a clean pass
+// restores the interval. It returns nil when ctx ends.
+func (r *Resumer) Watch(ctx context.Context, interval time.Duration) error {
+	sleep := r.Sleep
+	if sleep == nil {
+		sleep = Sleep
+	}
+	ceiling := max(MaxBackoff, interval)
+	wait := interval
+	wasPaused := false
+	for {
+		paused, perr := Paused(ctx, r.DB, r.Team)
+		switch {
+		case ctx.Err() != nil:
+			return nil
+		case perr != nil:
+			r.note("cannot read the pause switch of team %s, so treating it as paused: %s", r.Team, text.OneLine(perr.Error()))
+			wait, wasPaused = interval, true
+		case paused:
+			if !wasPaused {
+				r.note("team %s is paused; not resuming until 'resume unpause %s'", r.Team, r.Team)
+			}
+			wait, wasPaused = interval, true
+		default:
+			if wasPaused {
+				r.note("team %s is no longer paused", r.Team)
+			}
+			wasPaused = false
+			err := r.Once(ctx)
+			if ctx.Err() != nil {
+				return nil
+			}
+			var failed *FailedError
+			switch {
+			case err == nil, errors.Is(err, ErrPaused):
+				wait = interval
+			case errors.Is(err, ErrLockHeld):
+				r.note("another resume of team %s is running; skipping this pass", r.Team)
+				wait = interval
+			default:
+				if !errors.As(err, &failed) {
+					r.note("error: %s", text.OneLine(err.Error()))
+				}
+				wait = min(wait*2, ceiling)
+				r.note("pass failed; next pass in %s", wait)
+			}
+		}
+		r.sleepOrWake(ctx, sleep, wait)
+		if ctx.Err() != nil {
+			return nil
+		}
+	}
+}
+
+// sleepOrWake waits d, or until ctx ends or Wake fires.
+func (r *Resumer) sleepOrWake(ctx context.Context, sleep func(context.Context, time.Duration) error, d time.Duration) {
+	sctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	if r.Wake != nil {
+		go func() {
+			select {
+			case <-r.Wake:
+				cancel()
+			case <-sctx.Done():
+			}
+		}()
+	}
+	sleep(sctx, d)
+}
+
+// Sleep waits d, or until ctx ends. It is Watch's default wait between
+// passes.
+func Sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
