@@ -151,6 +151,7 @@ func scriptParams(t *testing.T, dir string, files []string) testscript.Params {
 			"waitgone":  waitGone,
 			"pidns":     pidns,
 			"stalled":   stalled,
+			"fixture":   fixture,
 			"corrupt":   corruptTable,
 		},
 	}
@@ -177,5 +178,28 @@ func expectExit(ts *testscript.TestScript, neg bool, args []string) {
 	}
 	if got != want {
 		ts.Fatalf("%s exited %d, want %d", args[1], got, want)
+	}
+}
+
+// fixture copies the shared test agent type testdata/types/NAME into the
+// script's $WORK/types, where the scripts point TEAMKIT_TYPES: one copy of a
+// fake agent that many scripts use, instead of one pasted into each.
+//
+//	fixture NAME
+func fixture(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: fixture NAME")
+	}
+	src := filepath.Join(ts.Getenv("TEAMKIT_ROOT"), "testdata", "types", args[0])
+	entries, err := os.ReadDir(src)
+	if err != nil {
+		ts.Fatalf("fixture: %v", err)
+	}
+	dst := ts.MkAbs(filepath.Join("types", args[0]))
+	ts.Check(os.MkdirAll(dst, 0o755))
+	for _, e := range entries {
+		data, err := os.ReadFile(filepath.Join(src, e.Name()))
+		ts.Check(err)
+		ts.Check(os.WriteFile(filepath.Join(dst, e.Name()), data, 0o644))
 	}
 }

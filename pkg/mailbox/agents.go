@@ -80,7 +80,7 @@ func agentColsAs(alias string) string {
 // nullAgent scans an agent that may be absent (a LEFT JOIN).
 type nullAgent struct {
 	team, name, typ, run, state, log, issue, task, workdir, host, boot, resumeOf sql.NullString
-	pid, exit, created, updated, start, heartbeat, heartbeatMS         sql.NullInt64
+	pid, exit, created, updated, start, heartbeat, heartbeatMS                   sql.NullInt64
 }
 
 func (n *nullAgent) dest() []any {
