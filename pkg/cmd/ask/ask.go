@@ -13,6 +13,7 @@
 package ask
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -88,109 +89,145 @@ func build(env *command.Env) *cli.App {
 	}
 }
 
-func runAsk(c *cli.Context, env *command.Env) error {
-	args := c.Args().Slice()
-	if len(args) > 1 {
-		return command.Usagef("give the question as one argument (quote it) or on stdin; got %d arguments", len(args))
-	}
-	envTeam, envName := env.Getenv("TEAMKIT_TEAM"), env.Getenv("TEAMKIT_AGENT")
-	team, name := c.String("team"), c.String("name")
-	if team == "" {
-		team = envTeam
-	}
-	if name == "" {
-		name = envName
-	}
-	if team == "" {
-		return command.Usagef("missing --team (or set TEAMKIT_TEAM; spawn sets it for its agents)")
-	}
-	if name == "" {
-		return command.Usagef("missing --name (or set TEAMKIT_AGENT; spawn sets it for its agents)")
-	}
-	for _, n := range [][2]string{{"team", team}, {"agent", name}} {
-		if err := command.CheckName(n[0], n[1]); err != nil {
-			return err
-		}
-	}
-	// Inside a spawned run (TEAMKIT_RUN set), an agent asks only as itself:
-	// an ask for another agent would put this agent's words into that
-	// agent's next briefing.
-	run := env.Getenv("TEAMKIT_RUN")
-	if run != "" {
-		if team != envTeam || name != envName {
-			return command.Usagef("inside an agent's run, ask only as that agent (%s/%s)", envTeam, envName)
-		}
-		if err := command.CheckName("run", run); err != nil {
-			return err
-		}
-	}
-	issue := c.String("issue")
-	if issue == "" && !c.IsSet("issue") {
-		issue = env.Getenv("TEAMKIT_ISSUE")
-	}
-	if issue != "" {
-		if _, err := github.ParseIssueRef(issue); err != nil {
-			return &command.Error{Code: command.ExitUsage, Err: err}
-		}
-	}
-	question := ""
-	if len(args) == 1 && args[0] != "-" {
-		question = args[0]
-	} else {
-		b, err := io.ReadAll(io.LimitReader(env.Stdin, mailbox.MaxBody+1))
-		if err != nil {
-			return fmt.Errorf("read the question from stdin: %w", err)
-		}
-		question = string(b)
-	}
-	if err := escalate.CheckQuestion(question); err != nil {
-		hint := ""
-		if errors.Is(err, escalate.ErrEmptyQuestion) && len(args) == 0 {
-			hint = "the question is read from stdin when no QUESTION argument is given"
-		}
-		return command.WithHint(&command.Error{Code: command.ExitUsage, Err: err}, hint)
-	}
-	kind := mailbox.KindQuestion
-	if c.Bool("approval") {
-		kind = mailbox.KindApproval
-	}
+// Options is one `ask QUESTION`, parsed and checked: who asks, where, and
+// what. run acts on it with the clients it builds only when it needs them.
+type Options struct {
+	Team, Name, Run string
+	Issue           string // OWNER/REPO#N, or "" for the local channel
+	Kind            string // mailbox.KindQuestion or mailbox.KindApproval
+	Question        string
+	JSON            bool
+	// GitHub builds the client that posts the question; called only for an
+	// ask with an issue whose comment is not yet posted.
+	GitHub func() (escalate.GitHub, error)
+	// Webhook is the Slack incoming-webhook mirror ("" for none).
+	Webhook string
+}
 
+func runAsk(c *cli.Context, env *command.Env) error {
+	o, err := parseAsk(c, env)
+	if err != nil {
+		return err
+	}
 	db, err := command.OpenMailbox(c.Context, c, env)
 	if err != nil {
 		return err
 	}
 	defer db.Close()
-	a, created, err := escalate.Record(c.Context, db, mailbox.Ask{Team: team, Agent: name, Run: run, Issue: issue, Kind: kind, Question: question})
+	return o.run(c.Context, env, db)
+}
+
+// parseAsk reads the command line, the environment spawn set and, when no
+// QUESTION argument is given, the question from stdin.
+func parseAsk(c *cli.Context, env *command.Env) (*Options, error) {
+	args := c.Args().Slice()
+	if len(args) > 1 {
+		return nil, command.Usagef("give the question as one argument (quote it) or on stdin; got %d arguments", len(args))
+	}
+	envTeam, envName := env.Getenv("TEAMKIT_TEAM"), env.Getenv("TEAMKIT_AGENT")
+	o := &Options{Team: c.String("team"), Name: c.String("name"), JSON: c.Bool("json"),
+		Kind: mailbox.KindQuestion, Webhook: env.Getenv("TEAMKIT_SLACK_WEBHOOK")}
+	if o.Team == "" {
+		o.Team = envTeam
+	}
+	if o.Name == "" {
+		o.Name = envName
+	}
+	if o.Team == "" {
+		return nil, command.Usagef("missing --team (or set TEAMKIT_TEAM; spawn sets it for its agents)")
+	}
+	if o.Name == "" {
+		return nil, command.Usagef("missing --name (or set TEAMKIT_AGENT; spawn sets it for its agents)")
+	}
+	for _, n := range [][2]string{{"team", o.Team}, {"agent", o.Name}} {
+		if err := command.CheckName(n[0], n[1]); err != nil {
+			return nil, err
+		}
+	}
+	// Inside a spawned run (TEAMKIT_RUN set), an agent asks only as itself:
+	// an ask for another agent would put this agent's words into that
+	// agent's next briefing.
+	o.Run = env.Getenv("TEAMKIT_RUN")
+	if o.Run != "" {
+		if o.Team != envTeam || o.Name != envName {
+			return nil, command.Usagef("inside an agent's run, ask only as that agent (%s/%s)", envTeam, envName)
+		}
+		if err := command.CheckName("run", o.Run); err != nil {
+			return nil, err
+		}
+	}
+	o.Issue = c.String("issue")
+	if o.Issue == "" && !c.IsSet("issue") {
+		o.Issue = env.Getenv("TEAMKIT_ISSUE")
+	}
+	if o.Issue != "" {
+		if _, err := github.ParseIssueRef(o.Issue); err != nil {
+			return nil, &command.Error{Code: command.ExitUsage, Err: err}
+		}
+	}
+	if len(args) == 1 && args[0] != "-" {
+		o.Question = args[0]
+	} else {
+		b, err := io.ReadAll(io.LimitReader(env.Stdin, mailbox.MaxBody+1))
+		if err != nil {
+			return nil, fmt.Errorf("read the question from stdin: %w", err)
+		}
+		o.Question = string(b)
+	}
+	if err := escalate.CheckQuestion(o.Question); err != nil {
+		hint := ""
+		if errors.Is(err, escalate.ErrEmptyQuestion) && len(args) == 0 {
+			hint = "the question is read from stdin when no QUESTION argument is given"
+		}
+		return nil, command.WithHint(&command.Error{Code: command.ExitUsage, Err: err}, hint)
+	}
+	if c.Bool("approval") {
+		o.Kind = mailbox.KindApproval
+	}
+	o.GitHub = func() (escalate.GitHub, error) {
+		gh, err := github.New(github.Options{Getenv: env.Getenv})
+		if err != nil {
+			return nil, err
+		}
+		return gh, nil
+	}
+	return o, nil
+}
+
+// run records the ask, posts it where it goes (never twice), mirrors it,
+// and says what happens next.
+func (o *Options) run(ctx context.Context, env *command.Env, db *mailbox.DB) error {
+	a, created, err := escalate.Record(ctx, db, mailbox.Ask{Team: o.Team, Agent: o.Name, Run: o.Run, Issue: o.Issue, Kind: o.Kind, Question: o.Question})
 	if errors.Is(err, escalate.ErrAgentNeverLaunch) {
 		return command.WithHint(err, "run ask from inside an agent that spawn started, or name such an agent with --team and --name")
 	}
 	if err != nil {
 		return err
 	}
-	if !created && a.Question != question {
-		return command.WithHint(fmt.Errorf("run %s already asked (ask %d); this question was not recorded", run, a.ID),
+	if !created && a.Question != o.Question {
+		return command.WithHint(fmt.Errorf("run %s already asked (ask %d); this question was not recorded", o.Run, a.ID),
 			fmt.Sprintf("one ask per run: exit now, and ask %d's answer comes back in a fresh spawn", a.ID))
 	}
 
 	var postErr error
 	if a.Issue != "" && a.CommentID == 0 {
-		gh, err := github.New(github.Options{Getenv: env.Getenv})
+		gh, err := o.GitHub()
 		if err != nil {
-			postErr = escalate.PostFailed(c.Context, db, a, err)
+			postErr = escalate.PostFailed(ctx, db, a, err)
 		} else {
-			_, postErr = escalate.Post(c.Context, db, gh, a, created)
+			_, postErr = escalate.Post(ctx, db, gh, a, created)
 		}
-		if a, err = db.Ask(c.Context, a.ID); err != nil {
+		if a, err = db.Ask(ctx, a.ID); err != nil {
 			return errors.Join(postErr, err)
 		}
 	}
-	a = mirrorSlack(c.Context, env, db, a, created)
-	if hook := env.Getenv("TEAMKIT_SLACK_WEBHOOK"); hook != "" && created {
-		if err := escalate.MirrorSlack(c.Context, &http.Client{}, hook, a); err != nil {
+	a = mirrorSlack(ctx, env, db, a, created)
+	if o.Webhook != "" && created {
+		if err := escalate.MirrorSlack(ctx, &http.Client{}, o.Webhook, a); err != nil {
 			fmt.Fprintf(env.Stderr, "ask: warning: %s (the ask itself is fine)\n", text.OneLine(err.Error()))
 		}
 	}
-	if err := printAsk(c, env, a); err != nil {
+	if err := printAsk(o.JSON, env, a); err != nil {
 		return err
 	}
 	if postErr != nil {
@@ -213,8 +250,8 @@ func runAsk(c *cli.Context, env *command.Env) error {
 	return nil
 }
 
-func printAsk(c *cli.Context, env *command.Env, a mailbox.Ask) error {
-	if c.Bool("json") {
+func printAsk(asJSON bool, env *command.Env, a mailbox.Ask) error {
+	if asJSON {
 		return command.JSON(env.Stdout, a)
 	}
 	kv := []string{"ask", strconv.FormatInt(a.ID, 10), "state", a.State, "kind", a.Kind}
@@ -365,7 +402,7 @@ func runAnswer(c *cli.Context, env *command.Env) error {
 	case err != nil:
 		return err
 	}
-	if err := printAsk(c, env, a); err != nil {
+	if err := printAsk(c.Bool("json"), env, a); err != nil {
 		return err
 	}
 	fmt.Fprintf(env.Stderr, "ask: recorded; the next 'resume %s' pass starts agent %s again with it\n", a.Team, a.Agent)
