@@ -91,30 +91,55 @@ func timeoutFlag() cli.Flag {
 	return f
 }
 
+// Options is one `spawn <type> <name>`, parsed and checked; run acts on it.
+type Options struct {
+	// Request is the spawn, all but what comes from the open mailbox.
+	Request spawn.Request
+	JSON    bool
+	// Self finds the spawn executable to start as the supervisor; called
+	// only when a run is launched.
+	Self func() (string, error)
+}
+
 func run(c *cli.Context, env *command.Env) error {
+	o, err := parseSpawn(c, env)
+	if err != nil {
+		return err
+	}
+	db, err := command.OpenMailbox(c.Context, c, env)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	return o.run(c.Context, env, db)
+}
+
+// parseSpawn reads the command line, the environment and, for --task-file,
+// the task, and checks every name before anything is touched.
+func parseSpawn(c *cli.Context, env *command.Env) (*Options, error) {
 	args := c.Args().Slice()
 	if len(args) != 2 {
-		return command.Usagef("usage: spawn <type> <name> [--team T] [--task TEXT]")
+		return nil, command.Usagef("usage: spawn <type> <name> [--team T] [--task TEXT]")
 	}
 	team := c.String("team")
 	if team == "" {
 		team = env.Getenv("TEAMKIT_TEAM")
 	}
 	if team == "" {
-		return command.Usagef("missing --team (or set TEAMKIT_TEAM)")
+		return nil, command.Usagef("missing --team (or set TEAMKIT_TEAM)")
 	}
 	for _, n := range [][2]string{{"type", args[0]}, {"team", team}, {"agent", args[1]}} {
 		if err := command.CheckName(n[0], n[1]); err != nil {
-			return err
+			return nil, err
 		}
 	}
 	task := c.String("task")
 	if command.Duration(c, "timeout") < 0 {
-		return command.Usagef("--timeout must be positive")
+		return nil, command.Usagef("--timeout must be positive")
 	}
 	if f := c.String("task-file"); f != "" {
 		if task != "" {
-			return command.Usagef("give --task or --task-file, not both")
+			return nil, command.Usagef("give --task or --task-file, not both")
 		}
 		var data []byte
 		var err error
@@ -124,58 +149,63 @@ func run(c *cli.Context, env *command.Env) error {
 			data, err = os.ReadFile(f)
 		}
 		if err != nil {
-			return command.WithHint(fmt.Errorf("read task file: %w", err), "--task-file names a file holding the task text")
+			return nil, command.WithHint(fmt.Errorf("read task file: %w", err), "--task-file names a file holding the task text")
 		}
 		task = string(data)
 	}
 	if err := checkTask(task); err != nil {
-		return err
+		return nil, err
 	}
 	issue := c.String("issue")
 	if issue != "" {
 		if _, err := github.ParseIssueRef(issue); err != nil {
-			return &command.Error{Code: command.ExitUsage, Err: err}
+			return nil, &command.Error{Code: command.ExitUsage, Err: err}
 		}
 	}
-	self, err := spawn.Executable()
-	if err != nil {
-		return err
-	}
-	db, err := command.OpenMailbox(c.Context, c, env)
-	if err != nil {
-		return err
-	}
-	defer db.Close()
-	if known, err := db.TeamKnown(c.Context, team); err == nil && !known {
-		// A new team is fine; a misspelt --team should not pass unseen.
-		fmt.Fprintf(env.Stderr, "spawn: note: team %q is new: no agents and no messages in %s yet\n", team, db.Path())
-	}
-	dbPath, _ := command.DBPath(c, env)
-
 	heartbeat, err := heartbeatSetting(env)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	grace, err := graceOf(c)
 	if err != nil {
+		return nil, err
+	}
+	dbPath, _ := command.DBPath(c, env)
+	return &Options{
+		Request: spawn.Request{
+			Type: args[0], Team: team, Name: args[1], Task: task, Issue: issue,
+			Workdir: c.String("workdir"), Timeout: command.Duration(c, "timeout"), Replace: c.Bool("replace"),
+			DBPath: dbPath, StateDir: filepath.Join(command.StateHome(env), "teamkit"),
+			Environ: env.Environ(),
+			Host:    roster.HostName(env.Getenv), Heartbeat: heartbeat, Grace: grace,
+			Stdin: env.Stdin, Stdout: env.Stdout, Stderr: env.Stderr,
+		},
+		JSON: c.Bool("json"),
+		Self: spawn.Executable,
+	}, nil
+}
+
+// run spawns the agent into db and reports how the spawn ended: exit 2
+// when the agent exited or timed out before it was ready.
+func (o *Options) run(ctx context.Context, env *command.Env, db *mailbox.DB) error {
+	req := o.Request
+	if known, err := db.TeamKnown(ctx, req.Team); err == nil && !known {
+		// A new team is fine; a misspelt --team should not pass unseen.
+		fmt.Fprintf(env.Stderr, "spawn: note: team %q is new: no agents and no messages in %s yet\n", req.Team, db.Path())
+	}
+	self, err := o.Self()
+	if err != nil {
 		return err
 	}
-	req := spawn.Request{
-		Type: args[0], Team: team, Name: args[1], Task: task, Issue: issue,
-		Workdir: c.String("workdir"), Timeout: command.Duration(c, "timeout"), Replace: c.Bool("replace"),
-		DBPath: dbPath, StateDir: filepath.Join(command.StateHome(env), "teamkit"),
-		Environ: env.Environ(), Self: self,
-		Host: roster.HostName(env.Getenv), Heartbeat: heartbeat, Grace: grace,
-		Stdin: env.Stdin, Stdout: env.Stdout, Stderr: env.Stderr,
-	}
+	req.Self = self
 	req.Waiting = func() func() {
-		return command.Progress(env, fmt.Sprintf("spawn: waiting for %s/%s to mark ready", team, args[1]))
+		return command.Progress(env, fmt.Sprintf("spawn: waiting for %s/%s to mark ready", req.Team, req.Name))
 	}
-	res, err := spawn.Spawn(c.Context, db, agenttype.NewFinder(env.Getenv), req)
+	res, err := spawn.Spawn(ctx, db, agenttype.NewFinder(env.Getenv), req)
 	if err != nil {
 		return explain(err)
 	}
-	if err := report(c, env, res); err != nil {
+	if err := report(o.JSON, env, res); err != nil {
 		return err
 	}
 	for _, line := range res.Output {
@@ -209,10 +239,10 @@ func explain(err error) error {
 	return err
 }
 
-func report(c *cli.Context, env *command.Env, res spawn.Result) error {
+func report(asJSON bool, env *command.Env, res spawn.Result) error {
 	a := res.Agent
 	after := fmt.Sprintf("%.1fs", res.After.Seconds())
-	if c.Bool("json") {
+	if asJSON {
 		return command.JSON(env.Stdout, struct {
 			Status       string        `json:"status"`
 			AfterSeconds float64       `json:"after_seconds"`
