@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/teamkit/teamkit/pkg/text"
+	"github.com/teamkit/teamkit/pkg/wait"
 )
 
 // The --watch loop: passes every interval, woken early by the mailbox, with
@@ -18,7 +19,7 @@ import (
 func (r *Resumer) Watch(ctx context.Context, interval time.Duration) error {
 	sleep := r.Sleep
 	if sleep == nil {
-		sleep = Sleep
+		sleep = wait.Sleep
 	}
 	ceiling := max(MaxBackoff, interval)
 	wait := interval
@@ -81,17 +82,4 @@ func (r *Resumer) sleepOrWake(ctx context.Context, sleep func(context.Context, t
 		}()
 	}
 	sleep(sctx, d)
-}
-
-// Sleep waits d, or until ctx ends. It is Watch's default wait between
-// passes.
-func Sleep(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
 }

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-retryablehttp"
+
+	"github.com/teamkit/teamkit/pkg/wait"
 )
 
 // The retry policy. Every request the Client makes goes through one
@@ -84,21 +86,9 @@ func newRetryPolicy(o Options) *retryPolicy {
 		p.maxWait = defaultMaxWait
 	}
 	if p.sleep == nil {
-		p.sleep = sleepContext
+		p.sleep = wait.Sleep
 	}
 	return p
-}
-
-// sleepContext waits d or until ctx is done.
-func sleepContext(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
 }
 
 // retryState is the per-call bookkeeping the policy's hooks share through the

@@ -35,6 +35,7 @@ import (
 	"github.com/teamkit/teamkit/pkg/github"
 	"github.com/teamkit/teamkit/pkg/mailbox"
 	"github.com/teamkit/teamkit/pkg/spawn"
+	"github.com/teamkit/teamkit/pkg/wait"
 )
 
 // App is the resume command.
@@ -183,7 +184,7 @@ func run(c *cli.Context, env *command.Env, h Hooks) error {
 		r.Sleep = func(ctx context.Context, d time.Duration) error {
 			stop := command.Progress(env, fmt.Sprintf("resume: watching team %s; next pass in %s, waited", team, d))
 			defer stop()
-			return escalate.Sleep(ctx, d)
+			return wait.Sleep(ctx, d)
 		}
 		err := r.Watch(ctx, interval)
 		if serr := stopSlack(); serr != nil {

@@ -1,0 +1,21 @@
+// Package wait holds the one cancellable sleep the toolkit uses wherever it
+// waits between attempts: resume --watch between passes, the GitHub client
+// between retries.
+package wait
+
+import (
+	"context"
+	"time"
+)
+
+// Sleep waits d, or until ctx ends (then it returns ctx's error).
+func Sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
