@@ -64,7 +64,24 @@ func TestMain(m *testing.M) {
 }
 
 func TestScripts(t *testing.T) {
+	requireInCI(t)
 	testscript.Run(t, scriptParams(t, "testdata/script", nil))
+}
+
+// requireInCI fails the run when CI=true and a part that some scripts skip
+// without is missing: .ci/run installs tmux and procps, and CI must run
+// those scripts rather than skip them. A user's machine skips them, each
+// with its one-line reason.
+func requireInCI(t *testing.T) {
+	if os.Getenv("CI") != "true" {
+		return
+	}
+	if _, err := exec.LookPath("tmux"); err != nil {
+		t.Fatal("CI=true but tmux is missing: the tmux scripts would skip (.ci/run installs it)")
+	}
+	if !canPidNS() {
+		t.Fatal("CI=true but pid namespaces, nsenter or pkill are missing: proc_pid_reuse would skip (.ci/run installs procps)")
+	}
 }
 
 // postgresScripts run a second time with TEAMKIT_DB a PostgreSQL URL (a
