@@ -61,11 +61,9 @@ type Options struct {
 	// negative for none.
 	MaxRetries int
 	// MaxWait is the longest wait before a retry that will be waited; a longer
-	// one (a rate limit resetting in an hour, say) fails at once. Default 60s.
+	// one the server asks for (a rate limit resetting in an hour, say) fails at
+	// once, and the backoff between other retries is capped at it. Default 60s.
 	MaxWait time.Duration
-	// Sleep waits between retries; default a timer that stops early when the
-	// context is done. Tests inject a recorder.
-	Sleep func(context.Context, time.Duration) error
 }
 
 // Client is a GitHub REST client. It is safe for concurrent use.
@@ -216,7 +214,6 @@ func (c *Client) do(ctx context.Context, method, rawURL string, body any, header
 		}
 		rdr = bytes.NewReader(buf)
 	}
-	ctx, st := withRetryState(ctx)
 	req, err := http.NewRequestWithContext(ctx, method, rawURL, rdr)
 	if err != nil {
 		return nil, fmt.Errorf("github: building %s %s request: %w", method, urlPath(rawURL), err)
@@ -231,11 +228,16 @@ func (c *Client) do(ctx context.Context, method, rawURL string, body any, header
 		if ctxErr := ctx.Err(); ctxErr != nil {
 			return nil, fmt.Errorf("github: %s %s: %w", method, urlPath(rawURL), ctxErr)
 		}
+		attempts := 1
+		var gaveUp *gaveUpError
+		if errors.As(err, &gaveUp) {
+			attempts, err = gaveUp.attempts, gaveUp.err
+		}
 		var uerr *url.Error
 		if errors.As(err, &uerr) {
 			err = uerr.Err
 		}
-		return nil, &NetworkError{Method: method, URL: rawURL, Attempts: max(st.attempts, 1), Err: err}
+		return nil, &NetworkError{Method: method, URL: rawURL, Attempts: attempts, Err: err}
 	}
 	defer resp.Body.Close()
 	data, err := io.ReadAll(io.LimitReader(resp.Body, maxBody+1))
@@ -243,7 +245,8 @@ func (c *Client) do(ctx context.Context, method, rawURL string, body any, header
 		if ctxErr := ctx.Err(); ctxErr != nil {
 			return nil, fmt.Errorf("github: %s %s: reading response: %w", method, urlPath(rawURL), ctxErr)
 		}
-		return nil, &NetworkError{Method: method, URL: rawURL, Attempts: max(st.attempts, 1),
+		// Getting the response was retried; reading its body is not.
+		return nil, &NetworkError{Method: method, URL: rawURL, Attempts: 1,
 			Err: fmt.Errorf("reading response: %w", err)}
 	}
 	if len(data) > maxBody {

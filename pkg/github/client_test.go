@@ -51,7 +51,7 @@ func TestMain(m *testing.M) {
 var ref = github.IssueRef{Owner: "octo", Repo: "repo", Number: 12}
 
 // fixture is a fake GitHub behind a header-recording listener, and a client
-// whose sleeps are recorded instead of slept.
+// whose retry waits are recorded instead of waited.
 type fixture struct {
 	fake   *githubtest.Server
 	ts     *httptest.Server
@@ -84,12 +84,12 @@ func newFixture(t *testing.T, o github.Options) *fixture {
 	if o.Getenv == nil {
 		o.Getenv = func(string) string { return "" }
 	}
-	o.Sleep = func(ctx context.Context, d time.Duration) error {
+	github.SetRetryWait(t, func(d time.Duration) time.Duration {
 		f.mu.Lock()
 		f.sleeps = append(f.sleeps, d)
 		f.mu.Unlock()
-		return ctx.Err()
-	}
+		return 0
+	})
 	c, err := github.New(o)
 	if err != nil {
 		t.Fatalf("New: %v", err)
@@ -447,9 +447,23 @@ func TestContextCancelDuringWait(t *testing.T) {
 	f := newFixture(t, github.Options{})
 	f.fail(t, githubtest.Failure{Count: -1, Status: 500})
 	ctx, cancel := context.WithCancel(context.Background())
-	f.client, _ = github.New(github.Options{BaseURL: f.ts.URL, Token: githubtest.DefaultToken,
-		Sleep: func(context.Context, time.Duration) error { cancel(); return context.Canceled }})
-	_, err := f.client.Viewer(ctx)
+	defer cancel()
+	// An hour's wait, so that only the cancellation can end it.
+	github.SetRetryWait(t, func(time.Duration) time.Duration {
+		time.AfterFunc(10*time.Millisecond, cancel)
+		return time.Hour
+	})
+	done := make(chan error, 1)
+	go func() {
+		_, err := f.client.Viewer(ctx)
+		done <- err
+	}()
+	var err error
+	select {
+	case err = <-done:
+	case <-time.After(time.Minute):
+		t.Fatal("cancelling the context did not end the wait")
+	}
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("err = %v, want context.Canceled", err)
 	}

@@ -11,8 +11,6 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-retryablehttp"
-
-	"github.com/teamkit/teamkit/pkg/wait"
 )
 
 // The retry policy. Every request the Client makes goes through one
@@ -40,15 +38,20 @@ import (
 //   - else, for a rate limit with X-RateLimit-Remaining: 0, until
 //     X-RateLimit-Reset (unix seconds) plus one second;
 //   - else exponential backoff with jitter: a random duration in
-//     [d/2, d] where d = 1s·2^(n-1), capped at 30s.
+//     [d/2, d] where d = 1s·2^(n-1), capped at 30s or Options.MaxWait,
+//     whichever is shorter.
 //
-// A wait longer than Options.MaxWait is not waited: the response is handed
-// back at once and becomes an APIError matching ErrRateLimited (or
-// ErrUnavailable for a 5xx) that carries RetryAfter and Reset.
+// A wait the server asks for that is longer than Options.MaxWait is not
+// waited: the response is handed back at once and becomes an APIError
+// matching ErrRateLimited (or ErrUnavailable for a 5xx) that carries
+// RetryAfter and Reset.
 //
-// go-retryablehttp sleeps with its own timer between attempts; to make the
-// wait injectable (Options.Sleep) the policy's Backoff returns zero and the
-// real wait happens in PrepareRetry, which sees the request's context.
+// go-retryablehttp does the waiting, with a timer that ends early when the
+// request's context does; the policy's Backoff says how long. Backoff cannot
+// turn a retry down, so it is CheckRetry that refuses a server's wait beyond
+// MaxWait. go-retryablehttp does not tell CheckRetry the method of a request
+// that failed without a response, so the transport puts it in the request's
+// context.
 
 const (
 	defaultMaxRetries = 3
@@ -60,10 +63,14 @@ const (
 	resetMargin = time.Second
 )
 
+// testOnlyRetryWait, set only by tests, is handed each wait the policy chooses
+// and returns the one go-retryablehttp really waits, so tests can check waits
+// of seconds without spending them.
+var testOnlyRetryWait func(time.Duration) time.Duration
+
 type retryPolicy struct {
 	maxRetries int
 	maxWait    time.Duration
-	sleep      func(context.Context, time.Duration) error
 	now        func() time.Time
 	jitter     func(n int64) int64 // random in [0, n)
 }
@@ -72,7 +79,6 @@ func newRetryPolicy(o Options) *retryPolicy {
 	p := &retryPolicy{
 		maxRetries: o.MaxRetries,
 		maxWait:    o.MaxWait,
-		sleep:      o.Sleep,
 		now:        time.Now,
 		jitter:     rand.Int64N,
 	}
@@ -85,101 +91,82 @@ func newRetryPolicy(o Options) *retryPolicy {
 	if p.maxWait <= 0 {
 		p.maxWait = defaultMaxWait
 	}
-	if p.sleep == nil {
-		p.sleep = wait.Sleep
-	}
 	return p
 }
 
-// retryState is the per-call bookkeeping the policy's hooks share through the
-// request context (go-retryablehttp's hooks see the context, not each other).
-type retryState struct {
-	method   string
-	attempts int
-	wait     time.Duration
-}
-
-type retryStateKey struct{}
-
-func withRetryState(ctx context.Context) (context.Context, *retryState) {
-	st := &retryState{}
-	return context.WithValue(ctx, retryStateKey{}, st), st
-}
-
-func retryStateFrom(ctx context.Context) *retryState {
-	st, _ := ctx.Value(retryStateKey{}).(*retryState)
-	return st
-}
+type methodKey struct{}
 
 // transport wraps base in the retry policy.
 func (p *retryPolicy) transport(base http.RoundTripper) http.RoundTripper {
 	rc := &retryablehttp.Client{
 		HTTPClient:   &http.Client{Transport: base},
 		Logger:       nil, // silent: errors are returned, not logged
-		RetryWaitMin: backoffBase,
-		RetryWaitMax: backoffCap,
 		RetryMax:     p.maxRetries,
 		CheckRetry:   p.checkRetry,
-		Backoff:      func(time.Duration, time.Duration, int, *http.Response) time.Duration { return 0 },
-		PrepareRetry: p.prepareRetry,
+		Backoff:      p.retryWait,
 		ErrorHandler: errorHandler,
 	}
-	return &retryTransport{next: &retryablehttp.RoundTripper{Client: rc}}
+	return &methodTransport{next: &retryablehttp.RoundTripper{Client: rc}}
 }
 
-// retryTransport makes sure every request carries a retryState.
-type retryTransport struct {
+// methodTransport puts the request method where checkRetry can find it.
+type methodTransport struct {
 	next http.RoundTripper
 }
 
-func (t *retryTransport) RoundTrip(req *http.Request) (*http.Response, error) {
-	st := retryStateFrom(req.Context())
-	if st == nil {
-		var ctx context.Context
-		ctx, st = withRetryState(req.Context())
-		req = req.WithContext(ctx)
-	}
-	st.method = req.Method
-	return t.next.RoundTrip(req)
+func (t *methodTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	return t.next.RoundTrip(req.WithContext(context.WithValue(req.Context(), methodKey{}, req.Method)))
 }
 
-// checkRetry decides after each attempt whether to try again and, if so,
-// records how long to wait first.
+// checkRetry decides after each attempt whether to try again; retryWait
+// decides how long to wait first.
 func (p *retryPolicy) checkRetry(ctx context.Context, resp *http.Response, err error) (bool, error) {
-	st := retryStateFrom(ctx)
-	if st == nil {
-		st = &retryState{method: http.MethodGet}
-	}
-	st.attempts++
-	st.wait = 0
 	if ctx.Err() != nil {
 		return false, ctx.Err()
 	}
 	if err != nil {
-		if !idempotent(st.method) && !neverSent(err) {
+		// A request without a method in its context did not come through
+		// methodTransport; it is not assumed to be safe to repeat.
+		method, _ := ctx.Value(methodKey{}).(string)
+		if !idempotent(method) && !neverSent(err) {
 			return false, nil
 		}
-		if retry, _ := retryablehttp.DefaultRetryPolicy(ctx, nil, err); !retry {
-			return false, nil
-		}
-		st.wait = p.backoff(st.attempts)
-		return true, nil
+		retry, _ := retryablehttp.DefaultRetryPolicy(ctx, nil, err)
+		return retry, nil
 	}
-	wait, retry := p.responseWait(resp, st.attempts)
-	if !retry || wait > p.maxWait {
+	if !retryableStatus(resp) {
 		return false, nil
 	}
-	st.wait = wait
+	if d, ok := p.serverWait(resp); ok && d > p.maxWait {
+		return false, nil
+	}
 	return true, nil
 }
 
-// responseWait reports whether resp is worth retrying and after how long.
-func (p *retryPolicy) responseWait(resp *http.Response, attempt int) (time.Duration, bool) {
+// retryWait is go-retryablehttp's Backoff: the wait before retry attemptNum+1
+// (attemptNum counts from 0), after resp or, when resp is nil, after an error.
+// The policy keeps its own bounds, so go-retryablehttp's min and max go unused.
+func (p *retryPolicy) retryWait(_, _ time.Duration, attemptNum int, resp *http.Response) time.Duration {
+	d, ok := p.serverWait(resp)
+	if !ok {
+		d = p.backoff(attemptNum + 1)
+	}
+	if testOnlyRetryWait != nil {
+		return testOnlyRetryWait(d)
+	}
+	return d
+}
+
+func retryableStatus(resp *http.Response) bool {
 	status := resp.StatusCode
-	retryable := status == http.StatusTooManyRequests ||
+	return status == http.StatusTooManyRequests ||
 		isRateLimited(status, resp.Header) ||
 		status >= 500 && status != http.StatusNotImplemented
-	if !retryable {
+}
+
+// serverWait is the wait resp asks for, if there is one and it asks.
+func (p *retryPolicy) serverWait(resp *http.Response) (time.Duration, bool) {
+	if resp == nil {
 		return 0, false
 	}
 	now := p.now()
@@ -191,38 +178,43 @@ func (p *retryPolicy) responseWait(resp *http.Response, attempt int) (time.Durat
 			return max(reset.Sub(now), 0) + resetMargin, true
 		}
 	}
-	return p.backoff(attempt), true
+	return 0, false
 }
 
-// backoff is exponential backoff with jitter for retry number attempt (1-based).
+// backoff is exponential backoff with jitter for retry number attempt
+// (1-based). Unlike a server's wait, one of our own choosing says nothing
+// about how long the server will be away, so beyond maxWait it is shortened
+// rather than given up on.
 func (p *retryPolicy) backoff(attempt int) time.Duration {
+	limit := min(backoffCap, p.maxWait)
 	d := backoffBase
-	for i := 1; i < attempt && d < backoffCap; i++ {
+	for i := 1; i < attempt && d < limit; i++ {
 		d *= 2
 	}
-	d = min(d, backoffCap)
+	d = min(d, limit)
 	half := d / 2
 	return half + time.Duration(p.jitter(int64(d-half)+1))
 }
 
-// prepareRetry performs the wait checkRetry chose, through the injectable sleep.
-func (p *retryPolicy) prepareRetry(req *http.Request) error {
-	st := retryStateFrom(req.Context())
-	if st == nil || st.wait <= 0 {
-		return nil
-	}
-	return p.sleep(req.Context(), st.wait)
+// gaveUpError carries go-retryablehttp's count of attempts out to Client.do,
+// which reports it in a NetworkError.
+type gaveUpError struct {
+	attempts int
+	err      error
 }
 
+func (e *gaveUpError) Error() string { return e.err.Error() }
+func (e *gaveUpError) Unwrap() error { return e.err }
+
 // errorHandler runs when retrying stops without success. An error is passed
-// through; a final HTTP response is handed back so the caller can turn its
+// on with the number of attempts; a final HTTP response is handed back so the caller can turn its
 // status, headers and body into an APIError.
-func errorHandler(resp *http.Response, err error, _ int) (*http.Response, error) {
+func errorHandler(resp *http.Response, err error, attempts int) (*http.Response, error) {
 	if err != nil {
 		if resp != nil {
 			resp.Body.Close()
 		}
-		return nil, err
+		return nil, &gaveUpError{attempts: attempts, err: err}
 	}
 	if resp == nil {
 		return nil, errors.New("no response")

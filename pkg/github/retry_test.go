@@ -74,8 +74,7 @@ func TestCheckRetryDecisions(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			ctx, st := withRetryState(context.Background())
-			st.method = tc.method
+			ctx := context.WithValue(context.Background(), methodKey{}, tc.method)
 			retry, err := p.checkRetry(ctx, tc.resp, tc.err)
 			if err != nil {
 				t.Fatalf("checkRetry error %v", err)
@@ -83,14 +82,15 @@ func TestCheckRetryDecisions(t *testing.T) {
 			if retry != tc.retry {
 				t.Fatalf("retry = %v, want %v", retry, tc.retry)
 			}
-			switch {
-			case tc.wait > 0 && st.wait != tc.wait:
-				t.Errorf("wait = %v, want %v", st.wait, tc.wait)
-			case tc.wait < 0 && (st.wait < 500*time.Millisecond || st.wait > time.Second):
-				t.Errorf("wait = %v, want first backoff in [0.5s, 1s]", st.wait)
+			if !retry {
+				return
 			}
-			if st.attempts != 1 {
-				t.Errorf("attempts = %d", st.attempts)
+			// go-retryablehttp numbers the first retry 0.
+			switch wait := p.retryWait(0, 0, 0, tc.resp); {
+			case tc.wait > 0 && wait != tc.wait:
+				t.Errorf("wait = %v, want %v", wait, tc.wait)
+			case tc.wait < 0 && (wait < 500*time.Millisecond || wait > time.Second):
+				t.Errorf("wait = %v, want first backoff in [0.5s, 1s]", wait)
 			}
 		})
 	}
@@ -128,11 +128,15 @@ func TestBackoff(t *testing.T) {
 	if w := p.backoff(100); w != backoffCap {
 		t.Errorf("max backoff = %v", w)
 	}
+	p.maxWait = 3 * time.Second
+	if w := p.backoff(100); w != p.maxWait {
+		t.Errorf("backoff with MaxWait 3s = %v", w)
+	}
 }
 
 func TestPolicyDefaults(t *testing.T) {
 	p := newRetryPolicy(Options{})
-	if p.maxRetries != 3 || p.maxWait != time.Minute || p.sleep == nil {
+	if p.maxRetries != 3 || p.maxWait != time.Minute {
 		t.Errorf("defaults: %+v", p)
 	}
 	if p := newRetryPolicy(Options{MaxRetries: -1, MaxWait: time.Second}); p.maxRetries != 0 || p.maxWait != time.Second {

@@ -1,6 +1,6 @@
-// Package wait holds the one cancellable sleep the toolkit uses wherever it
-// waits between attempts: resume --watch between passes, the GitHub client
-// between retries.
+// Package wait holds the one cancellable sleep the toolkit's own loops use:
+// resume --watch between passes. (The GitHub client's retries wait in
+// go-retryablehttp, Slack's in slack-go.)
 package wait
 
 import (
