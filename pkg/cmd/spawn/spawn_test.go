@@ -12,8 +12,7 @@ import (
 
 // Everything wrong with a spawn's command line is refused with a usage
 // error before it touches the mailbox: the database file is never created.
-// (Spawns that launch run through the built binaries, in testdata/script,
-// where a real supervisor can be started.)
+// (Spawns that launch are in launch_test.go.)
 func TestSpawnRefusedBeforeTheMailbox(t *testing.T) {
 	h := commandtest.New(t, "spawn", spawn.App)
 	missing := filepath.Join(t.TempDir(), "no-such-task.md")
