@@ -44,25 +44,31 @@ func recorded(ts *testscript.TestScript, team, name string) (mailbox.Agent, int)
 	return a, guard
 }
 
-// crash runs "crash [-machine] TEAM NAME": SIGKILL the run's supervisor;
-// with -machine, first its guard and afterwards the supervisor's whole
-// process group too, as when the machine dies and nothing is left to record
-// anything.
+// crash runs "crash [-machine|-orphan] TEAM NAME": SIGKILL the run's
+// supervisor; with -machine, first its guard and afterwards the
+// supervisor's whole process group too, as when the machine dies and
+// nothing is left to record anything; with -orphan, the guard and then the
+// supervisor alone, which leaves the agent running with nobody watching
+// it (the worst case the guard exists for).
 func crash(ts *testscript.TestScript, neg bool, args []string) {
-	machine := len(args) == 3 && args[0] == "-machine"
-	if machine {
-		args = args[1:]
+	mode := ""
+	if len(args) == 3 && (args[0] == "-machine" || args[0] == "-orphan") {
+		mode, args = args[0], args[1:]
 	}
 	if neg || len(args) != 2 {
-		ts.Fatalf("usage: crash [-machine] TEAM NAME")
+		ts.Fatalf("usage: crash [-machine|-orphan] TEAM NAME")
 	}
 	a, guard := recorded(ts, args[0], args[1])
-	if machine {
+	switch mode {
+	case "-machine":
 		ts.Check(syscall.Kill(guard, syscall.SIGKILL))
 		ts.Check(syscall.Kill(-a.PID, syscall.SIGKILL))
-		return
+	case "-orphan":
+		ts.Check(syscall.Kill(guard, syscall.SIGKILL))
+		ts.Check(syscall.Kill(a.PID, syscall.SIGKILL))
+	default:
+		ts.Check(syscall.Kill(a.PID, syscall.SIGKILL))
 	}
-	ts.Check(syscall.Kill(a.PID, syscall.SIGKILL))
 }
 
 // waitGone runs "waitgone FILE…": wait until the process whose pid is the

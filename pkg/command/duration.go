@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/urfave/cli/v2"
+
+	"github.com/teamkit/teamkit/pkg/roster"
 )
 
 // durationValue is a flag value that reads a duration the way a user of
@@ -69,4 +71,19 @@ func Duration(c *cli.Context, name string) time.Duration {
 		return v.d
 	}
 	return 0
+}
+
+// Heartbeat is TEAMKIT_HEARTBEAT: how often the supervisors of the runs this
+// command launches renew their heartbeat (another host calls a run lost
+// after three missed beats).
+func Heartbeat(env *Env) (time.Duration, error) {
+	s := env.Getenv("TEAMKIT_HEARTBEAT")
+	if s == "" {
+		return roster.DefaultHeartbeat, nil
+	}
+	d, err := ParseDuration(s)
+	if err != nil || d < 10*time.Millisecond {
+		return 0, Usagef("TEAMKIT_HEARTBEAT=%q: want a duration of at least 10ms, such as 15s", s)
+	}
+	return d, nil
 }

@@ -34,6 +34,7 @@ import (
 	"github.com/teamkit/teamkit/pkg/escalate"
 	"github.com/teamkit/teamkit/pkg/github"
 	"github.com/teamkit/teamkit/pkg/mailbox"
+	"github.com/teamkit/teamkit/pkg/roster"
 	"github.com/teamkit/teamkit/pkg/spawn"
 	"github.com/teamkit/teamkit/pkg/wait"
 )
@@ -150,6 +151,10 @@ func run(c *cli.Context, env *command.Env, h Hooks) error {
 			return &command.Error{Code: command.ExitUsage, Err: fmt.Errorf("--slack-deciders: %w", err)}
 		}
 	}
+	heartbeat, err := command.Heartbeat(env)
+	if err != nil {
+		return err
+	}
 	db, err := command.OpenMailbox(c.Context, c, env)
 	if err != nil {
 		return err
@@ -157,7 +162,13 @@ func run(c *cli.Context, env *command.Env, h Hooks) error {
 	defer db.Close()
 	command.NoteUnknownTeam(c.Context, env, "resume", db, team)
 	dbPath, _ := command.DBPath(c, env)
-	stateDir := filepath.Join(command.StateHome(env), "teamkit")
+	base := spawn.Request{
+		DBPath: dbPath, StateDir: filepath.Join(command.StateHome(env), "teamkit"), Environ: env.Environ(),
+		Host: roster.HostName(env.Getenv), Heartbeat: heartbeat,
+		// A foreground type runs on resume's terminal; its output must
+		// not mix with resume's result lines.
+		Stdin: env.Stdin, Stdout: env.Stderr, Stderr: env.Stderr,
+	}
 
 	r := &escalate.Resumer{
 		DB:   db,
@@ -169,7 +180,7 @@ func run(c *cli.Context, env *command.Env, h Hooks) error {
 			}
 			return gh, nil
 		},
-		Spawn:    spawner(env, db, dbPath, stateDir),
+		Spawn:    spawner(env, db, base),
 		Parallel: parallel,
 		Deciders: func() (escalate.Deciders, error) { return escalate.ParseDeciders(spec, os.ReadFile) },
 		Report:   reporter(c.Bool("json"), env.Stdout),
@@ -209,19 +220,20 @@ func run(c *cli.Context, env *command.Env, h Hooks) error {
 }
 
 // spawner re-spawns through spawn.Spawn, never replacing a live agent.
-func spawner(env *command.Env, db *mailbox.DB, dbPath, stateDir string) escalate.Spawner {
+// base is what every re-spawn of the pass shares: where the mailbox and run
+// files are, and this host, recorded with the run exactly as spawn records
+// it, so that liveness is judged by the run's identity here and by its
+// heartbeat elsewhere, and the old run is found and never doubled.
+func spawner(env *command.Env, db *mailbox.DB, base spawn.Request) escalate.Spawner {
 	return func(ctx context.Context, req escalate.SpawnRequest) (escalate.SpawnResult, error) {
 		self, err := spawn.Executable()
 		if err != nil {
 			return escalate.SpawnResult{}, err
 		}
-		res, err := spawn.Spawn(ctx, db, agenttype.NewFinder(env.Getenv), spawn.Request{
-			Type: req.Type, Team: req.Team, Name: req.Name, Task: req.Task, Issue: req.Issue, Workdir: req.Workdir,
-			ResumeOf: req.ResumeOf, DBPath: dbPath, StateDir: stateDir, Environ: env.Environ(), Self: self,
-			// A foreground type runs on resume's terminal; its output must
-			// not mix with resume's result lines.
-			Stdin: env.Stdin, Stdout: env.Stderr, Stderr: env.Stderr,
-		})
+		r := base
+		r.Type, r.Team, r.Name, r.Task, r.Issue, r.Workdir = req.Type, req.Team, req.Name, req.Task, req.Issue, req.Workdir
+		r.ResumeOf, r.Self = req.ResumeOf, self
+		res, err := spawn.Spawn(ctx, db, agenttype.NewFinder(env.Getenv), r)
 		if errors.Is(err, spawn.ErrAlive) {
 			err = fmt.Errorf("%w: %w", escalate.ErrAgentBusy, err)
 		}

@@ -18,7 +18,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"time"
 
 	"github.com/urfave/cli/v2"
 
@@ -162,7 +161,7 @@ func parseSpawn(c *cli.Context, env *command.Env) (*Options, error) {
 			return nil, &command.Error{Code: command.ExitUsage, Err: err}
 		}
 	}
-	heartbeat, err := heartbeatSetting(env)
+	heartbeat, err := command.Heartbeat(env)
 	if err != nil {
 		return nil, err
 	}
@@ -322,18 +321,4 @@ func guard(c *cli.Context, env *command.Env) error {
 			return env.Getenv(k)
 		}, Now: env.Now})
 	})
-}
-
-// heartbeatSetting is TEAMKIT_HEARTBEAT: how often supervisors renew their
-// run's heartbeat (another host calls a run lost after three missed beats).
-func heartbeatSetting(env *command.Env) (time.Duration, error) {
-	s := env.Getenv("TEAMKIT_HEARTBEAT")
-	if s == "" {
-		return roster.DefaultHeartbeat, nil
-	}
-	d, err := command.ParseDuration(s)
-	if err != nil || d < 10*time.Millisecond {
-		return 0, command.Usagef("TEAMKIT_HEARTBEAT=%q: want a duration of at least 10ms, such as 15s", s)
-	}
-	return d, nil
 }
