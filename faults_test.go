@@ -177,11 +177,7 @@ func startStalled(ts *testscript.TestScript, procs map[string]*stalledProc, name
 
 func waitLeased(ts *testscript.TestScript, want string) {
 	path := ts.Getenv("TEAMKIT_DB")
-	driver := "sqlite"
-	if strings.HasPrefix(path, "postgres") {
-		driver = "pgx"
-	}
-	db, err := sql.Open(driver, path)
+	db, err := sql.Open(sqlDriver(path), path)
 	ts.Check(err)
 	defer db.Close()
 	deadline := time.Now().Add(waitLimit)
@@ -220,4 +216,12 @@ func corruptTable(ts *testscript.TestScript, neg bool, args []string) {
 	_, err = f.WriteAt(bytes.Repeat([]byte{0xff}, int(size)), (root-1)*size)
 	ts.Check(err)
 	ts.Check(f.Close())
+}
+
+// sqlDriver is the database/sql driver for a script's TEAMKIT_DB.
+func sqlDriver(db string) string {
+	if strings.HasPrefix(db, "postgres") {
+		return "pgx"
+	}
+	return "sqlite"
 }

@@ -7,6 +7,7 @@ package teamkit_test
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"os"
 	"os/exec"
@@ -108,6 +109,30 @@ func waitGone(ts *testscript.TestScript, neg bool, args []string) {
 			}
 			time.Sleep(pollEvery)
 		}
+	}
+}
+
+// legacyRecord runs "legacyrecord TEAM NAME": start an unrelated process
+// (a sleep, its pid written to impostor.pid, killed when the script ends)
+// and make the agent's record name it as a run still going, with a pid but
+// no start time or boot id, as a record from before teamkit kept them, or
+// a hand-edited row, does.
+func legacyRecord(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: legacyrecord TEAM NAME")
+	}
+	imp := exec.Command("sleep", "300")
+	ts.Check(imp.Start())
+	ts.Defer(func() { imp.Process.Kill(); imp.Wait() })
+	ts.Check(os.WriteFile(ts.MkAbs("impostor.pid"), []byte(strconv.Itoa(imp.Process.Pid)), 0o600))
+	db, err := sql.Open(sqlDriver(ts.Getenv("TEAMKIT_DB")), ts.Getenv("TEAMKIT_DB"))
+	ts.Check(err)
+	defer db.Close()
+	q := `UPDATE agents SET state = 'ready', exit_code = NULL, pid = $1, pid_start = 0, boot_id = '' WHERE team = $2 AND name = $3`
+	res, err := db.Exec(q, imp.Process.Pid, args[0], args[1])
+	ts.Check(err)
+	if n, _ := res.RowsAffected(); n != 1 {
+		ts.Fatalf("legacyrecord: no agent %s/%s", args[0], args[1])
 	}
 }
 

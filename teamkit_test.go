@@ -92,7 +92,7 @@ var postgresScripts = []string{
 	"readme_walkthrough", "inbox_roundtrip", "inbox_bytes", "ready", "spawn_handshake",
 	"spawn_probe", "ask_local", "resume_question", "resume_concurrent", "resume_pause", "resume_crash",
 	"fleet", "inbox_fleet", "slack_question", "slack_approval", "slack_race", "slack_outage",
-	"inbox_copy", "proc_hosts", "proc_stop", "proc_supervisor_crash", "resume_two_hosts", "inbox_slow_reader", "resume_stalled_reader", "resume_host",
+	"inbox_copy", "proc_hosts", "proc_stop", "proc_supervisor_crash", "resume_two_hosts", "inbox_slow_reader", "resume_stalled_reader", "resume_host", "proc_legacy_record",
 }
 
 func TestScriptsPostgres(t *testing.T) {
@@ -156,20 +156,21 @@ func scriptParams(t *testing.T, dir string, files []string) testscript.Params {
 			return false, fmt.Errorf("unknown condition %q", cond)
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
-			"expect":    expectExit,
-			"ghfake":    ghFake,
-			"waitfor":   waitFor,
-			"waitagent": waitAgent,
-			"parallel":  parallel,
-			"fenced":    fenced,
-			"pty":       ptyCmd,
-			"slackfake": slackFake,
-			"crash":     crash,
-			"waitgone":  waitGone,
-			"pidns":     pidns,
-			"stalled":   stalled,
-			"fixture":   fixture,
-			"corrupt":   corruptTable,
+			"expect":       expectExit,
+			"ghfake":       ghFake,
+			"waitfor":      waitFor,
+			"waitagent":    waitAgent,
+			"parallel":     parallel,
+			"fenced":       fenced,
+			"pty":          ptyCmd,
+			"slackfake":    slackFake,
+			"crash":        crash,
+			"legacyrecord": legacyRecord,
+			"waitgone":     waitGone,
+			"pidns":        pidns,
+			"stalled":      stalled,
+			"fixture":      fixture,
+			"corrupt":      corruptTable,
 		},
 	}
 }

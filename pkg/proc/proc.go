@@ -108,17 +108,17 @@ func (id Identity) Known() bool { return id.PID > 0 && id.Start > 0 && id.Boot !
 
 // Alive reports whether the process id names still runs: same boot, same
 // pid, same start time, and not a zombie. An identity without a start time
-// (an old record) is judged by its pid alone, the best it allows.
+// or boot id (a record from before teamkit kept them, or of a supervisor
+// gone before it could be read) is never alive: a pid alone may name any
+// process now, and a guess of "running" would refuse spawns and stall
+// resume behind a stranger.
 func (id Identity) Alive() bool {
-	if id.PID <= 0 {
+	if !id.Known() {
 		return false
 	}
 	s, err := ReadStat(id.PID)
 	if err != nil || s.State == 'Z' || s.State == 'X' {
 		return false
-	}
-	if !id.Known() {
-		return true
 	}
 	boot, err := BootID()
 	return err == nil && boot == id.Boot && s.Start == id.Start

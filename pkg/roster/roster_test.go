@@ -31,9 +31,13 @@ func TestDescribe(t *testing.T) {
 		{&mailbox.Agent{State: mailbox.StateExited}, nil, "exited code=unknown"},
 		{&mailbox.Agent{State: mailbox.StateExited, ExitCode: &code}, ask, "awaiting-human ask=7"},
 		{&mailbox.Agent{State: mailbox.StateFailed}, nil, "failed-to-start"},
-		{&mailbox.Agent{State: mailbox.StateRunning, PID: me}, nil, fmt.Sprintf("running pid=%d", me)},
-		{&mailbox.Agent{State: mailbox.StateRunning, PID: me}, ask, fmt.Sprintf("running pid=%d", me)},
-		{&mailbox.Agent{State: mailbox.StateReady, PID: me}, nil, fmt.Sprintf("ready pid=%d", me)},
+		{&mailbox.Agent{State: mailbox.StateRunning, PID: me, PIDStart: self.Start, BootID: self.Boot}, nil, fmt.Sprintf("running pid=%d", me)},
+		{&mailbox.Agent{State: mailbox.StateRunning, PID: me, PIDStart: self.Start, BootID: self.Boot}, ask, fmt.Sprintf("running pid=%d", me)},
+		{&mailbox.Agent{State: mailbox.StateReady, PID: me, PIDStart: self.Start, BootID: self.Boot}, nil, fmt.Sprintf("ready pid=%d", me)},
+		// A live pid recorded without its start time and boot (an older
+		// teamkit's record) is never taken for the run: it may be anyone.
+		{&mailbox.Agent{State: mailbox.StateReady, PID: me}, nil, fmt.Sprintf("lost pid=%d", me)},
+		{&mailbox.Agent{State: mailbox.StateRunning, PID: me, PIDStart: self.Start}, nil, fmt.Sprintf("lost pid=%d", me)},
 		{&mailbox.Agent{State: mailbox.StateRunning, PID: 0}, nil, "lost pid=0"},
 		{&mailbox.Agent{State: mailbox.StateReady, PID: 0}, ask, "awaiting-human ask=7"},
 		{&mailbox.Agent{State: mailbox.StateStarting, PID: 0, Host: "here"}, nil, "starting"},

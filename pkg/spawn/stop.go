@@ -21,7 +21,6 @@ import (
 var (
 	ErrNotRunning = errors.New("agent is not running")
 	ErrRemote     = errors.New("agent runs on another host")
-	ErrUnverified = errors.New("agent was recorded without its process identity")
 )
 
 // StopOptions tune Stop.
@@ -80,9 +79,6 @@ func Stop(ctx context.Context, db *mailbox.DB, team, name string, o StopOptions)
 			db.SetAgentState(ctx, team, name, a.Run, mailbox.StateExited, 0, nil)
 		}
 		return db.Agent(ctx, team, name)
-	}
-	if !sup.Known() {
-		return a, fmt.Errorf("%w: %s/%s (pid %d, started by an older teamkit); stop it by hand", ErrUnverified, team, name, a.PID)
 	}
 	// The supervisor was just seen alive, so its pid is still its session's
 	// id (background and tmux supervisors lead one; in the foreground no

@@ -12,6 +12,7 @@ import (
 	"github.com/teamkit/teamkit/pkg/cmd/stale"
 	"github.com/teamkit/teamkit/pkg/command/commandtest"
 	"github.com/teamkit/teamkit/pkg/mailbox"
+	"github.com/teamkit/teamkit/pkg/proc"
 	"github.com/teamkit/teamkit/pkg/roster"
 )
 
@@ -64,7 +65,10 @@ func newHarness(t *testing.T) *harness {
 	}
 	must(st.RecordLaunch(ctx, mailbox.Agent{Team: "crew", Name: "done", Type: "codex", Run: "r1", PID: 999999, State: mailbox.StateRunning}))
 	must(st.SetAgentState(ctx, "crew", "done", "r1", mailbox.StateExited, 0, &code))
-	must(st.RecordLaunch(ctx, mailbox.Agent{Team: "crew", Name: "busy", Type: "claude", Run: "r2", PID: os.Getpid(), State: mailbox.StateRunning}))
+	self, err := proc.Self()
+	must(err)
+	must(st.RecordLaunch(ctx, mailbox.Agent{Team: "crew", Name: "busy", Type: "claude", Run: "r2", State: mailbox.StateStarting}))
+	must(st.SetAgentRunning(ctx, "crew", "busy", "r2", mailbox.Process{PID: self.PID, Start: self.Start, Boot: self.Boot}))
 	return h
 }
 
