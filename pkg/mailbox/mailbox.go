@@ -379,6 +379,19 @@ func (d *DB) migrate(ctx context.Context) error {
 				Err: fmt.Errorf("schema version %d, this teamkit knows %d", current, len(files))}
 		}
 		d.created = current == 0
+		if d.created {
+			// Tables in a database teamkit has never migrated are another
+			// program's: adding ours beside them would make a teamkit
+			// mailbox of someone else's file.
+			theirs, err := d.be.tables(ctx, tx)
+			if err != nil {
+				return err
+			}
+			if len(theirs) > 0 {
+				return &Error{Op: "open mailbox", Path: d.path, Kind: ErrCorrupt,
+					Err: fmt.Errorf("it holds another program's tables: %s", strings.Join(theirs[:min(len(theirs), 5)], ", "))}
+			}
+		}
 		for i := current; i < len(files); i++ {
 			ddl, err := migrations.ReadFile(files[i])
 			if err != nil {

@@ -865,6 +865,26 @@ func TestCorruptFile(t *testing.T) {
 	}
 }
 
+// Another program's SQLite file is refused and left as it was: teamkit's
+// tables are never added beside someone else's.
+func TestForeignSQLiteFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "app.db")
+	r := raw(t, path)
+	if _, err := r.Exec(`CREATE TABLE orders (id INTEGER PRIMARY KEY, item TEXT)`); err != nil {
+		t.Fatal(err)
+	}
+	db, err := mailbox.Open(context.Background(), path, mailbox.Options{})
+	if err == nil {
+		db.Close()
+	}
+	if !errors.Is(err, mailbox.ErrCorrupt) || !strings.Contains(err.Error(), "another program's tables: orders") {
+		t.Fatalf("Open of another program's database: %v, want ErrCorrupt naming its tables", err)
+	}
+	if n := count(t, r, `SELECT count(*) FROM sqlite_master WHERE type = 'table'`); n != 1 {
+		t.Fatalf("%d tables after the refused open, want the 1 that was there", n)
+	}
+}
+
 func TestMissingDir(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "no", "such")
 	_, err := mailbox.Open(context.Background(), filepath.Join(dir, "t.db"), mailbox.Options{})
