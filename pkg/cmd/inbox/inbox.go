@@ -21,10 +21,12 @@ package inbox
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
 	"strings"
+	"sync/atomic"
 	"text/template"
 	"time"
 	"unicode/utf8"
@@ -523,9 +525,10 @@ func printer(c *cli.Context, env *command.Env) (func([]mailbox.Message) error, e
 		}
 	}
 	asJSON := c.Bool("json")
-	render := func(msgs []mailbox.Message) ([]byte, error) {
+	render := func(msgs []mailbox.Message, at *atomic.Int64) ([]byte, error) {
 		var buf bytes.Buffer
-		for _, m := range msgs {
+		for i, m := range msgs {
+			at.Store(int64(i))
 			var err error
 			switch {
 			case asJSON:
@@ -550,15 +553,57 @@ func printer(c *cli.Context, env *command.Env) (func([]mailbox.Message) error, e
 		return buf.Bytes(), nil
 	}
 	return func(msgs []mailbox.Message) error {
+		out, err := renderWithin(c.Context, msgs, render)
+		if err != nil {
+			return err
+		}
 		return command.Interruptible(c.Context, func() error {
-			out, err := render(msgs)
-			if err != nil {
-				return err
-			}
-			_, err = w.Write(out)
+			_, err := w.Write(out)
 			return err
 		})
 	}, nil
+}
+
+// formatTime bounds how long rendering may dwell on one message. A
+// template that loops without printing never reaches formatLimit; it would
+// spin on a core until the drain's lease ran out and the message went to
+// the next drain, to spin there too.
+const formatTime = 10 * time.Second
+
+// renderWithin runs render off this goroutine and returns what it made,
+// or an error once it has spent formatTime on one message, or ctx's error
+// as soon as ctx ends. A render given up on runs on unobserved until the
+// process exits, which it is about to (see command.Interruptible).
+func renderWithin(ctx context.Context, msgs []mailbox.Message, render func([]mailbox.Message, *atomic.Int64) ([]byte, error)) ([]byte, error) {
+	type result struct {
+		out []byte
+		err error
+	}
+	done := make(chan result, 1)
+	var at atomic.Int64
+	go func() {
+		out, err := render(msgs, &at)
+		done <- result{out, err}
+	}()
+	tick := time.NewTicker(formatTime / 20)
+	defer tick.Stop()
+	last, since := int64(-1), time.Now()
+	for {
+		select {
+		case r := <-done:
+			return r.out, r.err
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-tick.C:
+			if i := at.Load(); i != last {
+				last, since = i, time.Now()
+			} else if time.Since(since) > formatTime {
+				return nil, command.WithHint(
+					fmt.Errorf("--format ran for more than %s on message %d without finishing; nothing was marked read", formatTime, msgs[i].ID),
+					"a template prints each message once: loop over less (or print .Body itself)")
+			}
+		}
+	}
 }
 
 // formatLimit bounds what --format may print for one message: four times
