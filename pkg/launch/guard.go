@@ -50,10 +50,14 @@ func (g *guard) release() {
 	g.cmd.Wait()
 }
 
-// startGuard starts "self __guard SPEC" in a session of its own, with a pipe
+// startGuard starts "self __guard" in a session of its own, with a pipe
 // from this supervisor as its stdin. The pipe's write end exists only here:
 // when the supervisor dies, however (SIGKILL included), the kernel closes it
 // and the guard reads EOF without "done".
+//
+// The guard's spec goes over that pipe, never on its command line: anyone
+// on the host reads a command line (ps, /proc/PID/cmdline), and the spec
+// holds the mailbox URL with its password.
 //
 // The guard's environment lacks TEAMKIT_RUN and it has its own session, so it
 // is never taken for one of the agent's processes.
@@ -61,7 +65,7 @@ func startGuard(spec Spec, self proc.Identity) (*guard, error) {
 	if spec.Self == "" {
 		return nil, fmt.Errorf("the supervisor's executable is unknown")
 	}
-	arg, err := json.Marshal(GuardSpec{DB: spec.DB, Team: spec.Team, Name: spec.Name, Run: spec.Run, Log: spec.Log, Grace: spec.Grace, Supervisor: self})
+	gs, err := json.Marshal(GuardSpec{DB: spec.DB, Team: spec.Team, Name: spec.Name, Run: spec.Run, Log: spec.Log, Grace: spec.Grace, Supervisor: self})
 	if err != nil {
 		return nil, err
 	}
@@ -76,24 +80,41 @@ func startGuard(spec Spec, self proc.Identity) (*guard, error) {
 			env = append(env, kv)
 		}
 	}
-	cmd := &exec.Cmd{Path: spec.Self, Args: []string{"spawn", "__guard", string(arg)}, Env: env, Stdin: r,
+	cmd := &exec.Cmd{Path: spec.Self, Args: []string{"spawn", "__guard"}, Env: env, Stdin: r,
 		SysProcAttr: &syscall.SysProcAttr{Setsid: true}}
 	if err := cmd.Start(); err != nil {
 		w.Close()
 		return nil, fmt.Errorf("start the run's guard: %w", err)
 	}
+	// One line: json.Marshal escapes every newline inside the spec. Should
+	// the supervisor die before the line is whole, its agent has not
+	// started, and the guard has nothing to stop.
+	if _, err := w.Write(append(gs, '\n')); err != nil {
+		w.Close()
+		cmd.Wait()
+		return nil, fmt.Errorf("hand the run's guard its spec: %w", err)
+	}
 	return &guard{cmd: cmd, w: w}, nil
 }
 
-// Guard is the body of a guard process: it waits for its supervisor to
-// finish (stdin says "done") or die (stdin ends without it). After a death it
-// stops every process of the run (SIGTERM, then SIGKILL after the grace) and
-// records the run as exited with an unknown code, so stale never reports a
-// dead run as running, nor a running agent as unsupervised.
-func Guard(gs GuardSpec, stdin io.Reader, open func(ctx context.Context, path string) (*mailbox.DB, error)) error {
+// Guard is the body of a guard process. Its stdin is the pipe from its
+// supervisor, which first hands it its spec (one line of JSON), then writes
+// "done" when it finishes, or closes without it when it dies. After a death
+// the guard stops every process of the run (SIGTERM, then SIGKILL after the
+// grace) and records the run as exited with an unknown code, so stale never
+// reports a dead run as running, nor a running agent as unsupervised.
+func Guard(stdin io.Reader, open func(ctx context.Context, path string) (*mailbox.DB, error)) error {
 	// The terminal (a tmux pane closing) must not end the guard first.
 	signal.Ignore(syscall.SIGHUP, syscall.SIGINT)
-	line, _ := bufio.NewReader(stdin).ReadString('\n')
+	var gs GuardSpec
+	in := bufio.NewReader(stdin)
+	first, err := in.ReadBytes('\n')
+	if err != nil || json.Unmarshal(first, &gs) != nil || gs.Run == "" {
+		// Without a run there is no marker: stopping "TEAMKIT_RUN=" could
+		// only hit the wrong processes.
+		return fmt.Errorf("no run spec from the supervisor on stdin")
+	}
+	line, _ := in.ReadString('\n')
 	if line == guardDone {
 		return nil
 	}

@@ -12,7 +12,6 @@ package spawn
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -306,14 +305,14 @@ func supervise(c *cli.Context, env *command.Env) error {
 	return nil
 }
 
-// guard is the hidden "__guard SPEC" verb: watch one run's supervisor, and
-// stop and record the run if the supervisor dies (launch.Guard).
+// guard is the hidden "__guard" verb: watch one run's supervisor, and stop
+// and record the run if the supervisor dies (launch.Guard). Its spec comes
+// on stdin, never on its command line, which anyone on the host can read.
 func guard(c *cli.Context, env *command.Env) error {
-	var gs launch.GuardSpec
-	if c.NArg() != 1 || json.Unmarshal([]byte(c.Args().First()), &gs) != nil {
-		return command.Usagef("usage: spawn __guard <spec>")
+	if c.NArg() != 0 {
+		return command.Usagef("usage: spawn __guard (the run's spec on stdin)")
 	}
-	return launch.Guard(gs, env.Stdin, func(ctx context.Context, path string) (*mailbox.DB, error) {
+	return launch.Guard(env.Stdin, func(ctx context.Context, path string) (*mailbox.DB, error) {
 		return command.OpenMailbox(ctx, c, &command.Env{Getenv: func(k string) string {
 			if k == "TEAMKIT_DB" {
 				return path
