@@ -270,6 +270,14 @@ func capturePane(spec Spec) {
 		note(spec, "the pane's output is not captured: %v", err)
 		return
 	}
+	// The shell that runs cat has the tmux server's umask, which would
+	// give a log it creates to every reader on the host.
+	log, err := openLog(spec.Log)
+	if err != nil {
+		note(spec, "the pane's output is not captured: %v", err)
+		return
+	}
+	log.Close()
 	c := exec.Command(tmux, "pipe-pane", "-t", spec.Pane, "exec cat >> "+spec.Log)
 	c.Env = spec.Environ
 	if out, err := c.CombinedOutput(); err != nil {
@@ -315,12 +323,18 @@ func Tail(path string, n int64) ([]byte, error) {
 	return buf, nil
 }
 
+// openLog opens the run's log for appending, creating it private: it holds
+// whatever the agent prints.
+func openLog(path string) (*os.File, error) {
+	return os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+}
+
 // note appends one line to the run's log, in every launch mode.
 func note(spec Spec, format string, args ...any) {
 	if spec.Log == "" {
 		return
 	}
-	f, err := os.OpenFile(spec.Log, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	f, err := openLog(spec.Log)
 	if err != nil {
 		return
 	}
@@ -369,7 +383,7 @@ func ExitCode(ps *os.ProcessState, err error) int {
 // appended to logPath, and returns its pid. The supervisor outlives the
 // caller; the caller does not wait for it.
 func Background(self, specPath, logPath string, env []string) (int, error) {
-	log, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	log, err := openLog(logPath)
 	if err != nil {
 		return 0, fmt.Errorf("open agent log: %w", err)
 	}
