@@ -43,9 +43,12 @@ bench: install
 	PATH="$(GOBIN):$$PATH" $(GO) run ./scripts/benchhandshake -n 30
 	PATH="$(GOBIN):$$PATH" $(GO) run ./scripts/benchwait -n 50 -idle 20s -runs 30
 
-# Spawn-to-ready of each built-in AI type with its real CLI (docs/BENCHMARKS.md).
+# Spawn-to-ready of each built-in AI type with its real CLI, and a resume
+# pass re-spawning 4 of them, one at a time and side by side, with the model
+# taking 2s a turn (docs/BENCHMARKS.md).
 bench-agents: install agent-clis
 	PATH="$(GOBIN):$$PATH" $(GO) run ./scripts/benchhandshake -agents claude,codex,gemini,opencode -n 5 -clis "$(AGENT_CLIS_DIR)/node_modules/.bin"
+	PATH="$(GOBIN):$$PATH" $(GO) run ./scripts/benchhandshake -agents claude,codex,gemini,opencode -resume -n 4 -latency 2s -clis "$(AGENT_CLIS_DIR)/node_modules/.bin"
 
 # Idempotent: does nothing when these versions are installed already.
 agent-clis:

@@ -78,6 +78,11 @@ type Server struct {
 	// Marker picks the briefing among the user texts: the first text that
 	// contains it. Empty: the first user text.
 	Marker string
+	// Latency holds every model request this long before it is answered,
+	// as a real model's time to its first token: benchmarks use it so that
+	// agents wait on the model, as they do in use, rather than on this
+	// machine's CPU. Zero answers at once.
+	Latency time.Duration
 
 	script Script
 	ln     net.Listener
@@ -158,6 +163,16 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.log(entry)
 		http.Error(w, `{"error":{"message":"modeltest: unknown endpoint"}}`, http.StatusNotFound)
 		return
+	}
+	if s.Latency > 0 {
+		t := time.NewTimer(s.Latency)
+		select {
+		case <-t.C:
+		case <-r.Context().Done():
+			t.Stop()
+			s.log(entry)
+			return
+		}
 	}
 	turn, err := h(w, r, body, &entry)
 	if err != nil {

@@ -11,8 +11,15 @@
 // the next starts. The CLIs are looked for in -clis (make agent-clis puts
 // them there).
 //
+// With -agents and -resume: for each type, N agents that each ask a
+// question (the scripted model has them ask) and exit, every question
+// answered with `ask answer`, then one `resume` pass timed re-spawning
+// them all: once with --parallel 1 (one re-spawn at a time, what every pass
+// did before) and once with --parallel N (all side by side).
+//
 //	go run ./scripts/benchhandshake -n 30     (spawn and ready must be on PATH)
 //	go run ./scripts/benchhandshake -agents claude,codex,gemini,opencode -n 5
+//	go run ./scripts/benchhandshake -agents codex -resume -n 4 -latency 2s
 package main
 
 import (
@@ -42,11 +49,16 @@ func main() {
 	n := flag.Int("n", 30, "spawns to time (per type with -agents)")
 	agents := flag.String("agents", "", "comma-separated built-in AI types to time with their real CLIs")
 	clis := flag.String("clis", defaultCLIs(), "directory holding the agent CLIs")
+	resume := flag.Bool("resume", false, "with -agents: time a resume pass re-spawning N answered agents, one at a time and side by side")
+	latency := flag.Duration("latency", 0, "with -agents: hold each model request this long, as a real model's time to first token")
 	flag.Parse()
 	var err error
-	if *agents != "" {
-		err = runAgents(strings.Split(*agents, ","), *n, *clis)
-	} else {
+	switch {
+	case *agents != "" && *resume:
+		err = runResume(strings.Split(*agents, ","), *n, *clis, *latency)
+	case *agents != "":
+		err = runAgents(strings.Split(*agents, ","), *n, *clis, *latency)
+	default:
 		err = run(*n)
 	}
 	if err != nil {
@@ -116,58 +128,138 @@ func defaultCLIs() string {
 
 var after = regexp.MustCompile(`^status=ready after=([0-9.]+)s `)
 
-// runAgents times spawn-to-ready of each type with its real CLI.
-func runAgents(types []string, n int, clis string) error {
+// agentBench is a scratch mailbox, home and working directory whose agents'
+// CLIs talk to a scripted model server.
+type agentBench struct {
+	env  []string
+	work string
+	db   *mailbox.DB
+	done func()
+}
+
+func newAgentBench(clis string, latency time.Duration) (_ *agentBench, err error) {
 	dir, err := os.MkdirTemp("", "teamkit-agents")
 	if err != nil {
-		return err
+		return nil, err
 	}
-	defer os.RemoveAll(dir)
 	srv, err := modeltest.New(modeltest.Teamkit)
 	if err != nil {
-		return err
+		os.RemoveAll(dir)
+		return nil, err
 	}
-	defer srv.Close()
-	srv.Marker = modeltest.BriefingMarker
+	srv.Marker, srv.Latency = modeltest.BriefingMarker, latency
+	b := &agentBench{work: filepath.Join(dir, "work"), done: func() { srv.Close(); os.RemoveAll(dir) }}
+	defer func() {
+		if err != nil {
+			b.done()
+		}
+	}()
 	home, config := filepath.Join(dir, "home"), filepath.Join(dir, "config")
 	modelEnv, err := srv.Configure(home, config)
 	if err != nil {
-		return err
+		return nil, err
+	}
+	if err := os.MkdirAll(b.work, 0o755); err != nil {
+		return nil, err
 	}
 	dbPath := filepath.Join(dir, "team.db")
-	env := append(os.Environ(), "HOME="+home, "XDG_CONFIG_HOME="+config, "XDG_STATE_HOME="+filepath.Join(dir, "state"),
+	if b.db, err = mailbox.Open(context.Background(), dbPath, mailbox.Options{}); err != nil {
+		return nil, err
+	}
+	b.done = func() { b.db.Close(); srv.Close(); os.RemoveAll(dir) }
+	b.env = append(os.Environ(), "HOME="+home, "XDG_CONFIG_HOME="+config, "XDG_STATE_HOME="+filepath.Join(dir, "state"),
 		"TEAMKIT_DB="+dbPath, "PATH="+clis+string(filepath.ListSeparator)+os.Getenv("PATH"))
-	env = append(env, modelEnv...)
-	work := filepath.Join(dir, "work")
-	os.MkdirAll(work, 0o755)
-	db, err := mailbox.Open(context.Background(), dbPath, mailbox.Options{})
+	b.env = append(b.env, modelEnv...)
+	return b, nil
+}
+
+// command is name with args, in the bench's environment and working directory.
+func (b *agentBench) command(name string, args ...string) *exec.Cmd {
+	cmd := exec.Command(name, args...)
+	cmd.Env, cmd.Dir = b.env, b.work
+	return cmd
+}
+
+// spawn starts agent name of type ty and returns its spawn-to-ready time;
+// the agent then asks its question and exits, which spawn waits for too.
+func (b *agentBench) spawn(team, ty, name string) (time.Duration, error) {
+	out, err := b.command("spawn", ty, name, "--team", team, "--timeout", "120s").Output()
+	m := after.FindSubmatch(out)
+	if err != nil || m == nil {
+		return 0, fmt.Errorf("spawn %s: %v: %s", name, err, out)
+	}
+	s, _ := strconv.ParseFloat(string(m[1]), 64)
+	for deadline := time.Now().Add(2 * time.Minute); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		a, err := b.db.Agent(context.Background(), team, name)
+		if err == nil && a.ExitCode != nil {
+			return time.Duration(s * float64(time.Second)), nil
+		}
+	}
+	return 0, fmt.Errorf("agent %s did not exit within 2 minutes of its handshake", name)
+}
+
+// runAgents times spawn-to-ready of each type with its real CLI.
+func runAgents(types []string, n int, clis string, latency time.Duration) error {
+	b, err := newAgentBench(clis, latency)
 	if err != nil {
 		return err
 	}
-	defer db.Close()
+	defer b.done()
 	fmt.Printf("spawns per type: %d, one at a time\n", n)
 	for _, ty := range types {
 		var ready []time.Duration
 		for i := 0; i < n; i++ {
-			name := fmt.Sprintf("%s-%d", ty, i)
-			cmd := exec.Command("spawn", ty, name, "--team", "bench", "--timeout", "120s")
-			cmd.Env, cmd.Dir = env, work
-			out, err := cmd.Output()
-			m := after.FindSubmatch(out)
-			if err != nil || m == nil {
-				return fmt.Errorf("spawn %s: %v: %s", name, err, out)
+			d, err := b.spawn("bench", ty, fmt.Sprintf("%s-%d", ty, i))
+			if err != nil {
+				return err
 			}
-			s, _ := strconv.ParseFloat(string(m[1]), 64)
-			ready = append(ready, time.Duration(s*float64(time.Second)))
-			// Let it finish (it asks, then exits) before the next one starts.
-			for deadline := time.Now().Add(2 * time.Minute); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
-				a, err := db.Agent(context.Background(), "bench", name)
-				if err == nil && a.ExitCode != nil {
-					break
-				}
-			}
+			ready = append(ready, d)
 		}
 		fmt.Printf("%-9s spawn → status=ready: median %v, min %v, max %v\n", ty, pct(ready, 50), pct(ready, 0), pct(ready, 100))
+	}
+	return nil
+}
+
+var resumedReady = regexp.MustCompile(`(?m)^resumed .*status=ready `)
+
+// runResume times one resume pass carrying n answers back to agents of
+// each type, one re-spawn at a time and n side by side.
+func runResume(types []string, n int, clis string, latency time.Duration) error {
+	b, err := newAgentBench(clis, latency)
+	if err != nil {
+		return err
+	}
+	defer b.done()
+	fmt.Printf("answers per pass: %d; each model request held %v\n", n, latency)
+	for _, ty := range types {
+		for _, parallel := range []int{1, n} {
+			team := fmt.Sprintf("%s-p%d", ty, parallel)
+			for i := 0; i < n; i++ {
+				if _, err := b.spawn(team, ty, fmt.Sprintf("w%d", i)); err != nil {
+					return err
+				}
+			}
+			asks, err := b.db.Asks(context.Background(), team, mailbox.AskAwaiting)
+			if err != nil {
+				return err
+			}
+			if len(asks) != n {
+				return fmt.Errorf("team %s: %d questions asked, want %d", team, len(asks), n)
+			}
+			for _, a := range asks {
+				if out, err := b.command("ask", "answer", strconv.FormatInt(a.ID, 10), "Green.").CombinedOutput(); err != nil {
+					return fmt.Errorf("ask answer %d: %v: %s", a.ID, err, out)
+				}
+			}
+			start := time.Now()
+			out, err := b.command("resume", team, "--parallel", strconv.Itoa(parallel)).Output()
+			took := time.Since(start)
+			if err != nil {
+				return fmt.Errorf("resume %s: %v: %s", team, err, out)
+			}
+			fmt.Printf("%-9s --parallel %-2d %d answers: pass %v, %d re-spawned ready\n", ty, parallel, n,
+				took.Round(10*time.Millisecond), len(resumedReady.FindAll(out, -1)))
+		}
 	}
 	return nil
 }
