@@ -40,6 +40,11 @@ const (
 // DefaultHeartbeat is how often a supervisor renews its run's heartbeat.
 const DefaultHeartbeat = 15 * time.Second
 
+// StartingGrace is how long a run may stay recorded with no process before
+// it counts as lost: spawn records the launch, then starts the supervisor
+// and records its pid within moments, unless it died in between.
+const StartingGrace = time.Minute
+
 // LostAfter is how many heartbeat intervals may pass before a run on
 // another host counts as lost.
 const LostAfter = 3
@@ -124,7 +129,11 @@ func State(a *mailbox.Agent, ask *mailbox.Ask, here Here) (state, detail string)
 		return Exited, "code=unknown"
 	}
 	if a.State == mailbox.StateStarting && a.PID == 0 && Local(*a, here) {
-		// Recorded, its supervisor not yet started.
+		// Recorded, its supervisor not yet started: for the moment a launch
+		// takes, or for good if the spawn died in between (SIGKILL).
+		if here.Now.Sub(a.UpdatedAt) > StartingGrace {
+			return Lost, "never started"
+		}
 		return Starting, ""
 	}
 	j := Judge(*a, here)

@@ -40,7 +40,9 @@ func TestDescribe(t *testing.T) {
 		{&mailbox.Agent{State: mailbox.StateRunning, PID: me, PIDStart: self.Start}, nil, fmt.Sprintf("lost pid=%d", me)},
 		{&mailbox.Agent{State: mailbox.StateRunning, PID: 0}, nil, "lost pid=0"},
 		{&mailbox.Agent{State: mailbox.StateReady, PID: 0}, ask, "awaiting-human ask=7"},
-		{&mailbox.Agent{State: mailbox.StateStarting, PID: 0, Host: "here"}, nil, "starting"},
+		{&mailbox.Agent{State: mailbox.StateStarting, PID: 0, Host: "here", UpdatedAt: fresh}, nil, "starting"},
+		// A spawn killed between recording the launch and starting it.
+		{&mailbox.Agent{State: mailbox.StateStarting, PID: 0, Host: "here", UpdatedAt: old}, nil, "lost never started"},
 		// This process, but recorded with another start time or boot: not it.
 		{&mailbox.Agent{State: mailbox.StateRunning, PID: me, PIDStart: self.Start + 1, BootID: self.Boot}, nil, fmt.Sprintf("lost pid=%d", me)},
 		{&mailbox.Agent{State: mailbox.StateRunning, PID: me, PIDStart: self.Start, BootID: "old-boot"}, nil, fmt.Sprintf("lost pid=%d", me)},

@@ -165,8 +165,32 @@ func Spawn(ctx context.Context, db *mailbox.DB, finder agenttype.Finder, req Req
 	if err := os.Chmod(runDir, 0o700); err != nil {
 		return Result{}, fmt.Errorf("make run directory private: %w", err)
 	}
+	// A spec is the spawner's whole environment, secrets included: one
+	// left by an earlier spawn of this agent that was killed before its
+	// supervisor could read it would stay for good. Under the agent's lock,
+	// with its earlier run stopped, none is still waiting to be read.
+	if old, err := filepath.Glob(filepath.Join(runDir, "*.spec.json")); err == nil {
+		for _, f := range old {
+			os.Remove(f)
+		}
+	}
 	base := filepath.Join(runDir, run)
 	promptFile, logFile, specFile := base+".briefing.md", base+".log", base+".spec.json"
+
+	// The spec holds the spawner's whole environment, secrets included. The
+	// supervisor deletes it once read; on every path where no supervisor
+	// will (the launch failed, the run is over), it goes here, and so does
+	// the briefing of a run that never started (it holds the task, and no
+	// record points at it).
+	launched := false
+	defer func() {
+		if !launched || res.Status == StatusExited || res.Status == StatusTimeout {
+			os.Remove(specFile)
+		}
+		if !launched {
+			os.Remove(promptFile)
+		}
+	}()
 
 	cmds := Commands(req.Environ, req.Self)
 	text, err := briefing.Render(t.Source+"/"+t.Name+"/template.md", t.Template, briefing.Data{
@@ -213,15 +237,6 @@ func Spawn(ctx context.Context, db *mailbox.DB, finder agenttype.Finder, req Req
 	if err := launch.WriteSpec(specFile, spec); err != nil {
 		return Result{}, err
 	}
-	// The spec holds the spawner's whole environment, secrets included. The
-	// supervisor deletes it once read; on every path where no supervisor
-	// will (the launch failed, the run is over), it goes here.
-	launched := false
-	defer func() {
-		if !launched || res.Status == StatusExited || res.Status == StatusTimeout {
-			os.Remove(specFile)
-		}
-	}()
 
 	if err := db.ClearReady(ctx, req.Team, req.Name); err != nil {
 		return Result{}, err
