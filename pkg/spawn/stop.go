@@ -1,20 +1,18 @@
 package spawn
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"strings"
 	"syscall"
 	"time"
-	"unicode"
-	"unicode/utf8"
 
 	"github.com/teamkit/teamkit/pkg/launch"
 	"github.com/teamkit/teamkit/pkg/mailbox"
 	"github.com/teamkit/teamkit/pkg/proc"
 	"github.com/teamkit/teamkit/pkg/roster"
+	"github.com/teamkit/teamkit/pkg/termsafe"
 )
 
 // Errors Stop reports.
@@ -98,9 +96,9 @@ func Stop(ctx context.Context, db *mailbox.DB, team, name string, o StopOptions)
 }
 
 // LastOutput is the last n lines of the agent's output in its run log (the
-// supervisor's own "teamkit:" notes left out), with control characters shown
-// escaped: it is printed to a terminal, and an agent's output may hold
-// escape sequences.
+// supervisor's own "teamkit:" notes left out), shown escaped
+// (termsafe.Escape) even to a pipe: it is printed among spawn's own lines,
+// usually to a terminal, and an agent's output may hold escape sequences.
 func LastOutput(log string, n int) []string {
 	data, err := launch.Tail(log, 64<<10)
 	if err != nil {
@@ -115,31 +113,10 @@ func LastOutput(log string, n int) []string {
 		if strings.TrimSpace(line) == "" || strings.HasPrefix(line, "teamkit: ") {
 			continue
 		}
-		out = append(out, escape(line))
+		out = append(out, termsafe.Escape(line))
 	}
 	if len(out) > n {
 		out = out[len(out)-n:]
 	}
 	return out
-}
-
-// escape shows control characters, escape sequences and bidi controls as
-// Go escapes, so they cannot act on the terminal.
-func escape(s string) string {
-	var b bytes.Buffer
-	for i := 0; i < len(s); {
-		r, size := utf8.DecodeRuneInString(s[i:])
-		switch {
-		case r == utf8.RuneError && size == 1:
-			fmt.Fprintf(&b, `\x%02x`, s[i])
-		case r == '\t':
-			b.WriteRune(r)
-		case unicode.IsControl(r) || unicode.Is(unicode.Bidi_Control, r):
-			fmt.Fprintf(&b, `\u%04x`, r)
-		default:
-			b.WriteString(s[i : i+size])
-		}
-		i += size
-	}
-	return b.String()
 }
