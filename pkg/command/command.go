@@ -268,8 +268,12 @@ func verbs(cmds []*cli.Command) string {
 	return strings.Join(names, ", ")
 }
 
+// setUsageError also takes urfave/cli's "help" subcommand away from every
+// verb: with it, "inbox send help w hi" (team "help") printed "No help topic
+// for 'w'" and exited 1. --help still shows a verb's help.
 func setUsageError(c *cli.Command) {
 	c.OnUsageError = usageError
+	c.HideHelpCommand = true
 	for _, s := range c.Subcommands {
 		setUsageError(s)
 	}

@@ -24,7 +24,10 @@ func runPrune(c *cli.Context, env *command.Env) error {
 		return command.Usagef("unexpected argument %q (usage: inbox prune <team> --older D)", rest[0])
 	}
 	older := command.Duration(c, "older")
-	if !c.IsSet("older") || older <= 0 {
+	if c.IsSet("older") && older <= 0 {
+		return command.Usagef("--older %s: want a duration above 0", older)
+	}
+	if !c.IsSet("older") {
 		return command.WithHint(command.Usagef("missing --older D (a duration above 0)"), "inbox prune "+team+" --older 30d --dry-run")
 	}
 	dry := c.Bool("dry-run")
