@@ -14,6 +14,7 @@ import (
 
 	teamkit "github.com/teamkit/teamkit"
 	"github.com/teamkit/teamkit/pkg/names"
+	"github.com/teamkit/teamkit/pkg/readlimit"
 )
 
 // ErrUnknownType is wrapped by the error Find returns when no directory on
@@ -27,6 +28,13 @@ const (
 	confFile     = "type.conf"
 	templateFile = "template.md"
 )
+
+// MaxFile is the largest type.conf or template.md read (1 MiB): a type.conf
+// is a dozen lines and a template a page or two, and a briefing delivered as
+// an argument must fit in 128 KiB anyway. A type's files must be regular
+// files (or symlinks to them): /dev/zero is refused rather than read until
+// memory runs out, and a FIFO at once rather than waited on.
+const MaxFile = 1 << 20
 
 // SharedTemplate is the briefing of a type without a template.md: the shared
 // teamkit briefing and nothing else.
@@ -116,7 +124,7 @@ func (f Finder) Find(name string) (*Type, error) {
 	}
 	for _, dir := range f.Dirs {
 		tdir := filepath.Join(dir, name)
-		data, err := os.ReadFile(filepath.Join(tdir, confFile))
+		data, err := readlimit.Regular(filepath.Join(tdir, confFile), MaxFile)
 		if isAbsent(err) {
 			continue
 		}
@@ -151,14 +159,23 @@ func load(name, source, dir string, files fs.FS, confPath, tmplPath string, conf
 	if err != nil {
 		return nil, err
 	}
-	tmpl, err := fs.ReadFile(files, templateFile)
+	var tmpl []byte
+	if dir != "" {
+		tmpl, err = readlimit.Regular(tmplPath, MaxFile) // its errors name tmplPath
+	} else {
+		// Built in: a file of the binary, bounded by it.
+		tmpl, err = fs.ReadFile(files, templateFile)
+		if err != nil {
+			err = fmt.Errorf("reading %s: %w", tmplPath, err)
+		}
+	}
 	if isAbsent(err) {
 		// Most types want exactly the shared briefing; a type.conf alone
 		// is a complete type.
 		tmpl, err = []byte(SharedTemplate), nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("type %q (%s): reading %s: %w", name, source, tmplPath, err)
+		return nil, fmt.Errorf("type %q (%s): %w", name, source, err)
 	}
 	return &Type{Name: name, Source: source, Dir: dir, Conf: c, Template: string(tmpl), FS: files}, nil
 }
@@ -299,8 +316,17 @@ func (t *Type) Materialize(dir string) (string, error) {
 	return root, nil
 }
 
+// writeIfChanged replaces target with data unless it already holds data with
+// mode. What is there is read only when it is a regular file (else it is an
+// error naming it: a FIFO would block the read) and only up to one byte more
+// than data (/dev/zero behind a symlink is simply different).
 func writeIfChanged(target string, data []byte, mode fs.FileMode) error {
-	if old, err := os.ReadFile(target); err == nil && bytes.Equal(old, data) {
+	old, err := readlimit.Regular(target, int64(len(data)))
+	var notRegular *readlimit.NotRegularError
+	if errors.As(err, &notRegular) {
+		return err
+	}
+	if err == nil && bytes.Equal(old, data) {
 		if st, err := os.Stat(target); err == nil && st.Mode().Perm() == mode {
 			return nil
 		}

@@ -202,6 +202,30 @@ func TestFindConfIsDirectory(t *testing.T) {
 	}
 }
 
+// A type's files must be regular files of at most MaxFile bytes: a device
+// (here /dev/null behind a symlink) is refused, not read, with an error
+// naming the file, and so is a type.conf over the limit. (A FIFO, which an
+// open would wait on, is refused the same way: see readlimit and
+// testdata/script/bounded_reads.txtar.)
+func TestFindRefusesWhatIsNotARegularFile(t *testing.T) {
+	dir := t.TempDir()
+	os.MkdirAll(filepath.Join(dir, "devconf"), 0o755)
+	os.Symlink(os.DevNull, filepath.Join(dir, "devconf", "type.conf"))
+	writeType(t, dir, "devtmpl", "command=x {prompt}", "-")
+	os.Symlink(os.DevNull, filepath.Join(dir, "devtmpl", "template.md"))
+	writeType(t, dir, "bigconf", "#"+strings.Repeat("x", MaxFile)+"\ncommand=x {prompt}", "t")
+	f := Finder{Dirs: []string{dir}, Builtin: fakeBuiltin()}
+	for name, want := range map[string]string{
+		"devconf": `type "devconf": ` + filepath.Join(dir, "devconf", "type.conf") + ": is a character device, not a regular file",
+		"devtmpl": `type "devtmpl" (` + dir + "): " + filepath.Join(dir, "devtmpl", "template.md") + ": is a character device, not a regular file",
+		"bigconf": `type "bigconf": ` + filepath.Join(dir, "bigconf", "type.conf") + ": larger than 1 MiB",
+	} {
+		if ty, err := f.Find(name); err == nil || err.Error() != want {
+			t.Errorf("Find(%s) = %v, %v; want %q", name, ty, err, want)
+		}
+	}
+}
+
 func TestFindUnreadable(t *testing.T) {
 	if os.Geteuid() == 0 {
 		t.Skip("root reads everything")
@@ -270,6 +294,23 @@ func TestMaterializeBuiltin(t *testing.T) {
 		if strings.Contains(e.Name(), ".tmp-") {
 			t.Errorf("temporary file left behind: %s", e.Name())
 		}
+	}
+
+	// What stands in the copy is read no further than the file it is
+	// compared with (longer is simply different, so rewritten), and only
+	// when it is a regular file: anything else is an error naming it.
+	os.WriteFile(script, []byte(strings.Repeat("#", 1<<20)), 0o755)
+	if _, err := ty.Materialize(cache); err != nil {
+		t.Fatal(err)
+	}
+	if data, _ := os.ReadFile(script); string(data) != "#!/bin/sh\necho hi\n" {
+		t.Errorf("longer file not restored: %d bytes", len(data))
+	}
+	os.Remove(script)
+	os.Symlink(os.DevNull, script)
+	_, err = ty.Materialize(cache)
+	if want := script + ": is a character device, not a regular file"; err == nil || !strings.HasSuffix(err.Error(), want) {
+		t.Errorf("Materialize over a device = %v, want an error ending %q", err, want)
 	}
 }
 

@@ -11,6 +11,7 @@ import (
 
 	"github.com/teamkit/teamkit/pkg/github"
 	"github.com/teamkit/teamkit/pkg/mailbox"
+	"github.com/teamkit/teamkit/pkg/readlimit"
 )
 
 // Deciders is the list of GitHub logins whose word counts for an approval
@@ -50,6 +51,16 @@ func ParseSlackUsers(what, spec string, readFile func(string) ([]byte, error)) (
 		return e, slackUser.MatchString(e)
 	})
 }
+
+// MaxListFile is the largest @FILE list read (1 MiB): one login or Slack ID a
+// line, so tens of thousands of people. /dev/zero is refused rather than read
+// until memory runs out.
+const MaxListFile = 1 << 20
+
+// ReadListFile is the readFile the commands give ParseDeciders and
+// ParseSlackUsers: any kind of file (`@<(cmd)` is fine), at most MaxListFile
+// bytes.
+func ReadListFile(path string) ([]byte, error) { return readlimit.File(path, MaxListFile) }
 
 func parseList(spec string, readFile func(string) ([]byte, error), what, want string, check func(string) (string, bool)) (Deciders, error) {
 	spec = strings.TrimSpace(spec)

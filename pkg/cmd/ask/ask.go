@@ -18,7 +18,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"os"
 	"strconv"
 	"text/tabwriter"
 
@@ -381,7 +380,7 @@ func runAnswer(c *cli.Context, env *command.Env) error {
 	if spec == "" {
 		spec = env.Getenv("TEAMKIT_DECIDERS")
 	}
-	deciders, err := escalate.ParseDeciders(spec, os.ReadFile)
+	deciders, err := escalate.ParseDeciders(spec, escalate.ReadListFile)
 	if err != nil && decision != mailbox.DecisionAnswered {
 		return err // an unreadable list decides nothing
 	}

@@ -3,7 +3,6 @@ package ask
 import (
 	"context"
 	"fmt"
-	"os"
 
 	"github.com/teamkit/teamkit/pkg/command"
 	"github.com/teamkit/teamkit/pkg/escalate"
@@ -33,7 +32,7 @@ func mirrorSlack(ctx context.Context, env *command.Env, db *mailbox.DB, a mailbo
 		return a
 	}
 	// The lists only shape the message (who to mention); resume judges.
-	people, _ := escalate.ReadSlackPeople(env.Getenv(escalate.EnvSlackDeciders), env.Getenv(escalate.EnvSlackAnswerers), os.ReadFile)
+	people, _ := escalate.ReadSlackPeople(env.Getenv(escalate.EnvSlackDeciders), env.Getenv(escalate.EnvSlackAnswerers), escalate.ReadListFile)
 	cl, err := slack.New(slack.Options{BotToken: token, APIURL: env.Getenv(escalate.EnvSlackAPIURL)})
 	if err == nil {
 		var posted mailbox.Ask

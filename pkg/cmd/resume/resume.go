@@ -21,7 +21,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -182,7 +181,7 @@ func run(c *cli.Context, env *command.Env, h Hooks) error {
 		},
 		Spawn:    spawner(env, db, base),
 		Parallel: parallel,
-		Deciders: func() (escalate.Deciders, error) { return escalate.ParseDeciders(spec, os.ReadFile) },
+		Deciders: func() (escalate.Deciders, error) { return escalate.ParseDeciders(spec, escalate.ReadListFile) },
 		Report:   reporter(c.Bool("json"), env.Stdout),
 		Stderr:   env.Stderr,
 		Prefix:   "resume",

@@ -3,7 +3,6 @@ package resume
 import (
 	"context"
 	"fmt"
-	"os"
 
 	"github.com/teamkit/teamkit/pkg/command"
 	"github.com/teamkit/teamkit/pkg/escalate"
@@ -20,7 +19,7 @@ import (
 func setupSlack(ctx context.Context, abort func(), env *command.Env, db *mailbox.DB, r *escalate.Resumer, decidersSpec string, watch bool) func() error {
 	answerers := env.Getenv(escalate.EnvSlackAnswerers)
 	r.SlackPeople = func() (escalate.SlackPeople, error) {
-		return escalate.ReadSlackPeople(decidersSpec, answerers, os.ReadFile)
+		return escalate.ReadSlackPeople(decidersSpec, answerers, escalate.ReadListFile)
 	}
 	apiURL := env.Getenv(escalate.EnvSlackAPIURL)
 	bot, channel := env.Getenv(escalate.EnvSlackBotToken), env.Getenv(escalate.EnvSlackChannel)

@@ -14,7 +14,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 
@@ -25,6 +24,7 @@ import (
 	"github.com/teamkit/teamkit/pkg/github"
 	"github.com/teamkit/teamkit/pkg/launch"
 	"github.com/teamkit/teamkit/pkg/mailbox"
+	"github.com/teamkit/teamkit/pkg/readlimit"
 	"github.com/teamkit/teamkit/pkg/roster"
 	"github.com/teamkit/teamkit/pkg/spawn"
 )
@@ -139,12 +139,19 @@ func parseSpawn(c *cli.Context, env *command.Env) (*Options, error) {
 		if task != "" {
 			return nil, command.Usagef("give --task or --task-file, not both")
 		}
+		// At most the largest task checkTask accepts, a message body's
+		// limit: /dev/zero or an endless pipe is refused, not read until
+		// memory runs out. A pipe is a fine task file (`<(cmd)`).
 		var data []byte
 		var err error
 		if f == "-" {
-			data, err = io.ReadAll(env.Stdin)
+			data, err = readlimit.Read(env.Stdin, mailbox.MaxBody)
 		} else {
-			data, err = os.ReadFile(f)
+			data, err = readlimit.File(f, mailbox.MaxBody)
+		}
+		var tooLarge *readlimit.TooLargeError
+		if errors.As(err, &tooLarge) {
+			return nil, &command.Error{Code: command.ExitUsage, Err: fmt.Errorf("--task-file %s: %w", f, tooLarge)}
 		}
 		if err != nil {
 			return nil, command.WithHint(fmt.Errorf("read task file: %w", err), "--task-file names a file holding the task text")
