@@ -142,12 +142,20 @@ func parseSpawn(c *cli.Context, env *command.Env) (*Options, error) {
 		// At most the largest task checkTask accepts, a message body's
 		// limit: /dev/zero or an endless pipe is refused, not read until
 		// memory runs out. A pipe is a fine task file (`<(cmd)`).
+		// A FIFO with no writer (or a stdin nobody writes) blocks in the
+		// kernel, where no context reaches: SIGTERM still ends the spawn.
 		var data []byte
-		var err error
-		if f == "-" {
-			data, err = readlimit.Read(env.Stdin, mailbox.MaxBody)
-		} else {
-			data, err = readlimit.File(f, mailbox.MaxBody)
+		err := command.Interruptible(c.Context, func() error {
+			var err error
+			if f == "-" {
+				data, err = readlimit.Read(env.Stdin, mailbox.MaxBody)
+			} else {
+				data, err = readlimit.File(f, mailbox.MaxBody)
+			}
+			return err
+		})
+		if c.Context.Err() != nil {
+			return nil, err
 		}
 		var tooLarge *readlimit.TooLargeError
 		if errors.As(err, &tooLarge) {
