@@ -34,7 +34,7 @@ demo: install
 test:
 	$(GO) vet ./...
 	$(GO) test -count=1 ./...
-	$(GO) test -count=1 -race -short ./pkg/mailbox/ ./pkg/escalate/ ./pkg/spawn/ ./pkg/github/... ./pkg/slack/... ./pkg/command/
+	$(GO) test -count=1 -race -short ./pkg/mailbox/ ./pkg/escalate/ ./pkg/spawn/ ./pkg/github/... ./pkg/slack/... ./pkg/command/ ./pkg/cmd/inbox/ ./pkg/cmd/spawn/ ./pkg/launch/
 
 # The figures in docs/BENCHMARKS.md come from these.
 bench: install
