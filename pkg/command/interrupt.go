@@ -7,7 +7,7 @@ import (
 
 // Interruptible runs fn and returns its error, or ctx's as soon as ctx ends
 // (SIGTERM, Ctrl-C) even while fn is still blocked — writing to a reader
-// that stalls, rendering a template that loops — where it cannot see ctx.
+// that stalls, reading a FIFO nobody writes — where it cannot see ctx.
 // fn then runs on unobserved until the process exits, which it is about to:
 // a command must stop promptly, and everything it stores is crash-safe.
 func Interruptible(ctx context.Context, fn func() error) error {

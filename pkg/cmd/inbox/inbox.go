@@ -552,8 +552,16 @@ func printer(c *cli.Context, env *command.Env) (func([]mailbox.Message) error, e
 		}
 		return buf.Bytes(), nil
 	}
+	// The batch is leased to this drain for --lease: a render still going
+	// when the lease runs out would let the next drain take the same
+	// messages (to spin on them too, for a --format template that loops
+	// without printing, which formatLimit never stops).
+	lease := command.Duration(c, "lease")
+	if lease <= 0 {
+		lease = mailbox.DefaultLease
+	}
 	return func(msgs []mailbox.Message) error {
-		out, err := renderWithin(c.Context, msgs, render)
+		out, err := renderWithin(c.Context, msgs, lease, render)
 		if err != nil {
 			return err
 		}
@@ -564,17 +572,11 @@ func printer(c *cli.Context, env *command.Env) (func([]mailbox.Message) error, e
 	}, nil
 }
 
-// formatTime bounds how long rendering may dwell on one message. A
-// template that loops without printing never reaches formatLimit; it would
-// spin on a core until the drain's lease ran out and the message went to
-// the next drain, to spin there too.
-const formatTime = 10 * time.Second
-
-// renderWithin runs render off this goroutine and returns what it made,
-// or an error once it has spent formatTime on one message, or ctx's error
-// as soon as ctx ends. A render given up on runs on unobserved until the
-// process exits, which it is about to (see command.Interruptible).
-func renderWithin(ctx context.Context, msgs []mailbox.Message, render func([]mailbox.Message, *atomic.Int64) ([]byte, error)) ([]byte, error) {
+// renderWithin runs render off this goroutine and returns what it made, or
+// an error once the batch's lease is spent, or ctx's error as soon as ctx
+// ends. A render given up on runs on unobserved until the process exits,
+// which it is about to (see command.Interruptible).
+func renderWithin(ctx context.Context, msgs []mailbox.Message, lease time.Duration, render func([]mailbox.Message, *atomic.Int64) ([]byte, error)) ([]byte, error) {
 	type result struct {
 		out []byte
 		err error
@@ -585,24 +587,17 @@ func renderWithin(ctx context.Context, msgs []mailbox.Message, render func([]mai
 		out, err := render(msgs, &at)
 		done <- result{out, err}
 	}()
-	tick := time.NewTicker(formatTime / 20)
-	defer tick.Stop()
-	last, since := int64(-1), time.Now()
-	for {
-		select {
-		case r := <-done:
-			return r.out, r.err
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		case <-tick.C:
-			if i := at.Load(); i != last {
-				last, since = i, time.Now()
-			} else if time.Since(since) > formatTime {
-				return nil, command.WithHint(
-					fmt.Errorf("--format ran for more than %s on message %d without finishing; nothing was marked read", formatTime, msgs[i].ID),
-					"a template prints each message once: loop over less (or print .Body itself)")
-			}
-		}
+	t := time.NewTimer(lease)
+	defer t.Stop()
+	select {
+	case r := <-done:
+		return r.out, r.err
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	case <-t.C:
+		return nil, command.WithHint(
+			fmt.Errorf("--format did not finish message %d within the drain's %s lease; nothing was marked read", msgs[at.Load()].ID, lease),
+			"a template prints each message once: loop over less (or print .Body itself); --lease gives a drain longer")
 	}
 }
 
