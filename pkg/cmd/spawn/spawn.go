@@ -154,8 +154,8 @@ func parseSpawn(c *cli.Context, env *command.Env) (*Options, error) {
 			}
 			return err
 		})
-		if c.Context.Err() != nil {
-			return nil, err
+		if cerr := c.Context.Err(); cerr != nil {
+			return nil, cerr
 		}
 		var tooLarge *readlimit.TooLargeError
 		if errors.As(err, &tooLarge) {
