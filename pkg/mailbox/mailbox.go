@@ -388,8 +388,7 @@ func (d *DB) migrate(ctx context.Context) error {
 				return err
 			}
 			if len(theirs) > 0 {
-				return &Error{Op: "open mailbox", Path: d.path, Kind: ErrCorrupt,
-					Err: fmt.Errorf("it holds another program's tables: %s", strings.Join(theirs[:min(len(theirs), 5)], ", "))}
+				return foreignTables(d.path, theirs)
 			}
 		}
 		for i := current; i < len(files); i++ {
@@ -403,6 +402,13 @@ func (d *DB) migrate(ctx context.Context) error {
 		}
 		return d.be.setVersion(ctx, tx, len(files))
 	})
+}
+
+// foreignTables is the refusal of a database that holds another program's
+// tables (up to five of them named).
+func foreignTables(path string, theirs []string) error {
+	return &Error{Op: "open mailbox", Path: path, Kind: ErrCorrupt,
+		Err: fmt.Errorf("it holds another program's tables: %s", strings.Join(theirs[:min(len(theirs), 5)], ", "))}
 }
 
 // SchemaVersion is the migrated schema version (for tests and diagnostics).

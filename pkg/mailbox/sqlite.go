@@ -5,8 +5,10 @@ package mailbox
 import (
 	"context"
 	"database/sql"
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"net/url"
 	"os"
@@ -41,6 +43,9 @@ func openSQLite(path string, o Options) (*DB, error) {
 			return nil, &Error{Op: "create mailbox directory", Path: dir, Err: err}
 		}
 	}
+	if err := refuseForeign(path); err != nil {
+		return nil, err
+	}
 	q := url.Values{}
 	q.Set("_busy_timeout", fmt.Sprint(o.BusyTimeout.Milliseconds()))
 	q.Set("_journal_mode", "WAL")
@@ -52,6 +57,46 @@ func openSQLite(path string, o Options) (*DB, error) {
 		return nil, &Error{Op: "open mailbox", Path: path, Err: err}
 	}
 	return &DB{db: sdb, be: sqliteBackend{}, path: path, now: o.Now}, nil
+}
+
+// refuseForeign refuses another program's SQLite file before teamkit's own
+// connection settings touch it: opening with _journal_mode=WAL rewrites
+// the file's header at once, before migrate could see whose tables it
+// holds. A file teamkit migrated has a user_version; one with none that
+// holds tables is someone else's. The header answers for nearly every
+// open (its user_version is set); only a file whose header says 0 (new, or
+// a fresh mailbox whose version still sits in its WAL) is asked, read-only.
+func refuseForeign(path string) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil // a new mailbox, or one SQLite will say it cannot open
+	}
+	var h [100]byte
+	n, _ := io.ReadFull(f, h[:])
+	f.Close()
+	if n < len(h) || string(h[:16]) != "SQLite format 3\x00" || binary.BigEndian.Uint32(h[60:64]) != 0 {
+		return nil // empty (new), not SQLite (SQLite says so), or migrated
+	}
+	ro, err := sql.Open("sqlite", "file:"+(&url.URL{Path: path}).EscapedPath()+"?mode=ro")
+	if err != nil {
+		return nil
+	}
+	defer ro.Close()
+	ctx := context.Background()
+	var v int
+	if err := ro.QueryRowContext(ctx, "PRAGMA user_version").Scan(&v); err != nil || v != 0 {
+		return nil
+	}
+	tx, err := ro.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	if err != nil {
+		return nil
+	}
+	defer tx.Rollback()
+	theirs, err := sqliteBackend{}.tables(ctx, tx)
+	if err != nil || len(theirs) == 0 {
+		return nil
+	}
+	return foreignTables(path, theirs)
 }
 
 func (sqliteBackend) name() string { return "sqlite" }
