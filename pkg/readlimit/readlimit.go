@@ -7,9 +7,9 @@
 // the code that owns the input: reading stops one byte past the limit and the
 // caller gets a *TooLargeError to report on one line.
 //
-// Regular also refuses, before opening it, a file that can only sensibly be
-// a regular file (a type's type.conf): opening a FIFO blocks until a writer
-// comes, deaf to the SIGTERM the commands catch.
+// Regular also refuses a file that can only sensibly be a regular file (a
+// type's type.conf) without blocking on it: opening a FIFO the ordinary way
+// blocks until a writer comes, deaf to the SIGTERM the commands catch.
 package readlimit
 
 import (
@@ -17,6 +17,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"syscall"
 )
 
 // TooLargeError is the error for an input longer than its limit.
@@ -56,27 +57,40 @@ func File(path string, max int64) ([]byte, error) {
 		return nil, err
 	}
 	defer f.Close()
+	return readNamed(f, path, max)
+}
+
+// readNamed is Read of the open file path, its size error naming path
+// (os.File's own errors already do).
+func readNamed(f *os.File, path string, max int64) ([]byte, error) {
 	data, err := Read(f, max)
 	if _, ok := err.(*TooLargeError); ok {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	return data, err // os.File's own errors name path
+	return data, err
 }
 
 // Regular is File for a file that must be a regular file (a symlink to one
-// is followed). Its kind is checked with os.Stat before it is opened, so a
-// FIFO is refused at once instead of blocking the open, and a device or a
-// directory with a *NotRegularError naming path. A stat error is returned as
-// it is, so the caller can tell a missing file (fs.ErrNotExist).
+// is followed). It is opened non-blocking, so a FIFO does not hold the open
+// until a writer comes, and its kind is checked on the open file (no window
+// between the check and the read): anything but a regular file is refused
+// with a *NotRegularError naming path. A missing file's error matches
+// fs.ErrNotExist.
 func Regular(path string, max int64) ([]byte, error) {
-	st, err := os.Stat(path)
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	st, err := f.Stat()
 	if err != nil {
 		return nil, err
 	}
 	if !st.Mode().IsRegular() {
 		return nil, &NotRegularError{Path: path, Mode: st.Mode()}
 	}
-	return File(path, max)
+	// O_NONBLOCK means nothing to a regular file's reads.
+	return readNamed(f, path, max)
 }
 
 // Size is n bytes as a person reads a limit: "1 MiB", "128 KiB", "100 bytes".
