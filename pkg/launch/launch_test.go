@@ -111,7 +111,9 @@ func TestCapturePaneLogIsPrivate(t *testing.T) {
 	defer run("kill-server")
 	spec := Spec{Log: filepath.Join(dir, "run.log"), Tmux: true, Pane: pane, Environ: env}
 	capturePane(spec)
-	// tmux starts the pipe's shell in the background.
+	// capturePane makes the log itself; were it left to tmux, the pipe's
+	// shell would create it in the background, so give that a moment
+	// rather than fail on a missing file instead of on its mode.
 	st, err := os.Stat(spec.Log)
 	for deadline := time.Now().Add(5 * time.Second); err != nil && time.Now().Before(deadline); {
 		time.Sleep(20 * time.Millisecond)
