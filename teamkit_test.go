@@ -145,6 +145,14 @@ func scriptParams(t *testing.T, dir string, files []string) testscript.Params {
 			e.Setenv("GH_PATH", filepath.Join(work, "no-gh"))
 			e.Setenv("GH_CONFIG_DIR", filepath.Join(work, "gh-config"))
 			setupSlack(e)
+			// The scripts that launch in tmux run their own server in
+			// $WORK/tmux; it goes even when the script fails before its
+			// own kill-server.
+			e.Defer(func() {
+				c := exec.Command("tmux", "kill-server")
+				c.Env = append(os.Environ(), "TMUX_TMPDIR="+filepath.Join(work, "tmux"))
+				c.Run()
+			})
 			e.Values[varsKey{}] = append([]string(nil), e.Vars...)
 			e.Values[pidNSKey{}] = &pidNS{}
 			return nil
