@@ -83,15 +83,17 @@ func refuseForeign(path string) error {
 	}
 	defer ro.Close()
 	ctx := context.Background()
-	var v int
-	if err := ro.QueryRowContext(ctx, "PRAGMA user_version").Scan(&v); err != nil || v != 0 {
-		return nil
-	}
+	// One snapshot for both questions: a first open elsewhere may commit
+	// teamkit's tables and version in between.
 	tx, err := ro.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
 	if err != nil {
 		return nil
 	}
 	defer tx.Rollback()
+	var v int
+	if err := tx.QueryRowContext(ctx, "PRAGMA user_version").Scan(&v); err != nil || v != 0 {
+		return nil
+	}
 	theirs, err := sqliteBackend{}.tables(ctx, tx)
 	if err != nil || len(theirs) == 0 {
 		return nil
