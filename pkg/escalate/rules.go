@@ -58,9 +58,11 @@ func ParseSlackUsers(what, spec string, readFile func(string) ([]byte, error)) (
 const MaxListFile = 1 << 20
 
 // ReadListFile is the readFile the commands give ParseDeciders and
-// ParseSlackUsers: any kind of file (`@<(cmd)` is fine), at most MaxListFile
-// bytes.
-func ReadListFile(path string) ([]byte, error) { return readlimit.File(path, MaxListFile) }
+// ParseSlackUsers: a regular file of at most MaxListFile bytes. A FIFO (or
+// any other kind) is refused rather than waited on: a resume pass stuck
+// reading one would hold the team's resume lock, and every later pass
+// would quietly do nothing.
+func ReadListFile(path string) ([]byte, error) { return readlimit.Regular(path, MaxListFile) }
 
 func parseList(spec string, readFile func(string) ([]byte, error), what, want string, check func(string) (string, bool)) (Deciders, error) {
 	spec = strings.TrimSpace(spec)
