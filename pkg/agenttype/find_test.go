@@ -4,9 +4,11 @@ import (
 	"errors"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"reflect"
 	"strings"
+	"syscall"
 	"testing"
 	"testing/fstest"
 
@@ -228,7 +230,10 @@ func TestFindRefusesWhatIsNotARegularFile(t *testing.T) {
 
 func TestFindUnreadable(t *testing.T) {
 	if os.Geteuid() == 0 {
-		t.Skip("root reads everything")
+		// Root reads everything, and CI runs as root: run this test again
+		// as nobody, from a copy of this binary nobody may execute.
+		asNobody(t, "TestFindUnreadable")
+		return
 	}
 	dir := t.TempDir()
 	writeType(t, dir, "locked", "command=x {prompt}", "t")
@@ -348,5 +353,35 @@ func TestNewFinder(t *testing.T) {
 	}
 	if ty, err := f.Find("probe"); err != nil || ty.Source != BuiltinSource {
 		t.Errorf("Find(probe) = %+v, %v; want the built-in", ty, err)
+	}
+}
+
+// asNobody runs test in a copy of this test binary as the user nobody
+// (uid and gid 65534), with a temporary directory nobody can write, and
+// fails t with its output if it fails.
+func asNobody(t *testing.T, test string) {
+	t.Helper()
+	dir, err := os.MkdirTemp("", "asnobody")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	self, err := os.ReadFile(os.Args[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(dir, "agenttype.test")
+	if err := os.WriteFile(bin, self, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(dir, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(bin, "-test.run=^"+test+"$", "-test.count=1", "-test.v")
+	cmd.Env = append(os.Environ(), "TMPDIR="+dir, "HOME="+dir)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+	out, err := cmd.CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "--- PASS: "+test) {
+		t.Fatalf("%s as nobody: %v\n%s", test, err, out)
 	}
 }
