@@ -65,6 +65,23 @@ func OpenMailbox(ctx context.Context, c *cli.Context, env *Env) (*mailbox.DB, er
 	return openMailbox(ctx, c, env, path, explicit)
 }
 
+// ParseThenRun is gh's shape for a command that acts on the mailbox: parse
+// the command line (and environment, and stdin) into options, refusing bad
+// input before the mailbox is touched, then open the mailbox and run the
+// options against it.
+func ParseThenRun[O any](c *cli.Context, env *Env, parse func(*cli.Context, *Env) (O, error), run func(O, context.Context, *Env, *mailbox.DB) error) error {
+	o, err := parse(c, env)
+	if err != nil {
+		return err
+	}
+	db, err := OpenMailbox(c.Context, c, env)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	return run(o, c.Context, env, db)
+}
+
 // OpenMailboxAt opens the mailbox at path (a file or a URL the user gave,
 // such as inbox copy's --to) as OpenMailbox opens the command's.
 func OpenMailboxAt(ctx context.Context, c *cli.Context, env *Env, path string) (*mailbox.DB, error) {

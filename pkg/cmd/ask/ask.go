@@ -104,16 +104,7 @@ type Options struct {
 }
 
 func runAsk(c *cli.Context, env *command.Env) error {
-	o, err := parseAsk(c, env)
-	if err != nil {
-		return err
-	}
-	db, err := command.OpenMailbox(c.Context, c, env)
-	if err != nil {
-		return err
-	}
-	defer db.Close()
-	return o.run(c.Context, env, db)
+	return command.ParseThenRun(c, env, parseAsk, (*Options).run)
 }
 
 // parseAsk reads the command line, the environment spawn set and, when no

@@ -100,16 +100,7 @@ type Options struct {
 }
 
 func run(c *cli.Context, env *command.Env) error {
-	o, err := parseSpawn(c, env)
-	if err != nil {
-		return err
-	}
-	db, err := command.OpenMailbox(c.Context, c, env)
-	if err != nil {
-		return err
-	}
-	defer db.Close()
-	return o.run(c.Context, env, db)
+	return command.ParseThenRun(c, env, parseSpawn, (*Options).run)
 }
 
 // parseSpawn reads the command line, the environment and, for --task-file,
@@ -300,12 +291,7 @@ func supervise(c *cli.Context, env *command.Env) error {
 		return err
 	}
 	spec.Environ, spec.Pane = env.Environ(), env.Getenv("TMUX_PANE")
-	db, err := command.OpenMailbox(c.Context, c, &command.Env{Getenv: func(k string) string {
-		if k == "TEAMKIT_DB" {
-			return spec.DB
-		}
-		return env.Getenv(k)
-	}, Now: env.Now})
+	db, err := command.OpenMailboxAt(c.Context, c, env, spec.DB)
 	if err != nil {
 		return err
 	}
@@ -328,11 +314,6 @@ func guard(c *cli.Context, env *command.Env) error {
 		return command.Usagef("usage: spawn __guard (the run's spec on stdin)")
 	}
 	return launch.Guard(env.Stdin, func(ctx context.Context, path string) (*mailbox.DB, error) {
-		return command.OpenMailbox(ctx, c, &command.Env{Getenv: func(k string) string {
-			if k == "TEAMKIT_DB" {
-				return path
-			}
-			return env.Getenv(k)
-		}, Now: env.Now})
+		return command.OpenMailboxAt(ctx, c, env, path)
 	})
 }
