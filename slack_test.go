@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/rogpeppe/go-internal/testscript"
 
@@ -36,13 +37,18 @@ func setupSlack(e *testscript.Env) {
 	e.Setenv("SLACKFAKE_APP_TOKEN", slacktest.AppToken)
 }
 
-// slackFake drives the script's Slack stand-in. Events are on the newest
-// question teamkit posted:
+// slackFake drives the script's Slack stand-in. People act on the newest
+// question teamkit posted; each action changes what the Web API reads and
+// delivers its event:
 //
-//	slackfake react USER REACTION        reaction_added on the question
-//	slackfake reply USER TEXT|@FILE      a reply in the question's thread
-//	slackfake edit USER TEXT             message_changed in the thread
+//	slackfake react USER REACTION        USER adds REACTION to the question
+//	slackfake unreact USER REACTION      USER removes it
+//	slackfake reply USER TEXT|@FILE      USER replies in the question's thread
+//	slackfake edit USER TEXT             USER edits their newest reply there
+//	slackfake delete USER                USER deletes their newest reply there
 //	slackfake bot TEXT                   teamkit's own bot replying in the thread
+//	slackfake forge USER REACTION        a reaction_added event with no reaction behind it
+//	slackfake limit METHOD N             a budget of N calls a minute for METHOD (0: none)
 //	slackfake join USER                  a channel_join message
 //	slackfake raw FRAME                  a frame as it is (waits for a connection)
 //	slackfake disconnect                 Slack's disconnect envelope
@@ -59,7 +65,7 @@ func setupSlack(e *testscript.Env) {
 //	slackfake notoken DIR                no file under DIR holds a stand-in token
 func slackFake(ts *testscript.TestScript, neg bool, args []string) {
 	if neg || len(args) == 0 {
-		ts.Fatalf("usage: slackfake react|reply|edit|bot|join|raw|disconnect|dropack|waitconn|waitack|fail|error|heal|messages|requests|acks|notoken ...")
+		ts.Fatalf("usage: slackfake react|unreact|reply|edit|delete|bot|forge|join|raw|disconnect|dropack|waitconn|waitack|limit|fail|error|heal|messages|requests|acks|notoken ...")
 	}
 	st := ts.Value(slackKey{}).(*slackState)
 	s := st.srv
@@ -75,10 +81,21 @@ func slackFake(ts *testscript.TestScript, neg bool, args []string) {
 		}
 		return q
 	}
-	inject := func(ev map[string]any) {
-		id := s.Inject(ev)
+	delivered := func(id string) {
+		if id == "" {
+			ts.Fatalf("slackfake %s: that changes nothing in Slack, so Slack sends no event", args[0])
+		}
 		st.envelopes = append(st.envelopes, id)
 		fmt.Fprintf(ts.Stdout(), "envelope=%s\n", id)
+	}
+	inject := func(ev map[string]any) { delivered(s.Inject(ev)) }
+	lastReply := func(user string) slacktest.Message {
+		q := question()
+		m, ok := s.LastReply(user, q.Channel, q.TS)
+		if !ok {
+			ts.Fatalf("slackfake %s: %s has no reply in the question's thread", args[0], user)
+		}
+		return m
 	}
 	wait := func(what string, cond func(v slacktest.View) bool) {
 		ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
@@ -91,7 +108,11 @@ func slackFake(ts *testscript.TestScript, neg bool, args []string) {
 	case "react":
 		want(3)
 		q := question()
-		inject(slacktest.Reaction(args[1], args[2], q.Channel, q.TS, s.NewTS()))
+		delivered(s.React(args[1], args[2], q.Channel, q.TS))
+	case "unreact":
+		want(3)
+		q := question()
+		delivered(s.Unreact(args[1], args[2], q.Channel, q.TS))
 	case "reply":
 		want(3)
 		text := args[2]
@@ -99,15 +120,30 @@ func slackFake(ts *testscript.TestScript, neg bool, args []string) {
 			text = ts.ReadFile(file)
 		}
 		q := question()
-		inject(slacktest.Reply(args[1], text, q.Channel, q.TS, s.NewTS()))
+		_, env := s.PostReply(args[1], text, q.Channel, q.TS)
+		delivered(env)
 	case "edit":
 		want(3)
-		q := question()
-		inject(slacktest.Edit(args[1], args[2], q.Channel, q.TS, s.NewTS()))
+		m := lastReply(args[1])
+		delivered(s.EditReply(m.Channel, m.TS, args[2]))
+	case "delete":
+		want(2)
+		m := lastReply(args[1])
+		delivered(s.DeleteReply(m.Channel, m.TS))
 	case "bot":
 		want(2)
 		q := question()
-		inject(slacktest.BotReply(slacktest.BotID, slacktest.BotUser, args[1], q.Channel, q.TS, s.NewTS()))
+		_, env := s.PostBotReply(args[1], q.Channel, q.TS)
+		delivered(env)
+	case "forge":
+		want(3)
+		q := question()
+		inject(slacktest.Reaction(args[1], args[2], q.Channel, q.TS, s.NewTS()))
+	case "limit":
+		want(3)
+		n, err := strconv.Atoi(args[2])
+		ts.Check(err)
+		s.Limit(args[1], n, time.Minute)
 	case "join":
 		want(2)
 		inject(slacktest.Join(args[1], slacktest.Channel, s.NewTS()))

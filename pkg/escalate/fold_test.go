@@ -138,11 +138,12 @@ func TestSafeValues(t *testing.T) {
 // ask's Answer (outside the mailbox package, which stores it); and every
 // re-spawn's task in this package is a call to Fold.
 //
-// Slack text takes one way too: a reply's Text is read only where Slack's
-// event becomes a teamkit Event (FromEvent), where that is stored
-// (SlackHandler), where a stored reply becomes the recorded answer
+// Slack text takes one way too: a reply's Text is read only where the Web
+// API's reply becomes a teamkit Reply (Replies), where a reply is judged
+// (answers: blank or not) and becomes the recorded answer
 // (FindSlackAnswer), and, for a local answer, where it is recorded
-// (AnswerLocal); from the record, only Fold reads it.
+// (AnswerLocal); from the record, only Fold reads it. A Socket-Mode event's
+// text is never read: the event is only a doorbell.
 func TestOnlyFoldFencesHumanText(t *testing.T) {
 	root, err := filepath.Abs("../..")
 	if err != nil {
@@ -155,8 +156,8 @@ func TestOnlyFoldFencesHumanText(t *testing.T) {
 	const foldFile = "pkg/escalate/fold.go"
 	// Where a human's Text may be read, by file and function.
 	textReaders := map[string]bool{
-		"pkg/slack/listen.go FromEvent":         true,
-		"pkg/escalate/slack.go SlackHandler":    true,
+		"pkg/slack/slack.go Replies":            true,
+		"pkg/escalate/slack.go answers":         true,
 		"pkg/escalate/slack.go FindSlackAnswer": true,
 		"pkg/escalate/ask.go AnswerLocal":       true,
 	}

@@ -119,12 +119,14 @@ type Resumer struct {
 	// Sleep waits between --watch passes (default: a timer that ends
 	// early with ctx).
 	Sleep func(ctx context.Context, d time.Duration) error
-	// Wake ends Watch's wait early: the Slack listener signals it when it
-	// stored an event, so a ✅ is acted on now, not an interval later.
+	// Wake ends Watch's wait early: the Slack listener's doorbell rings it
+	// when something changed on an awaiting ask's message, so a ✅ is read
+	// now, not an interval later.
 	Wake <-chan struct{}
 
-	// Slack makes the Web API client that posts what a failed ask could
-	// not, into SlackChannel; nil when no bot token and channel are set.
+	// Slack makes the Web API client that reads the answers in Slack and
+	// posts what a failed ask could not, into SlackChannel; nil when no
+	// bot token is set.
 	Slack        func() (Slack, error)
 	SlackChannel string
 	// SlackPeople resolves who may answer in Slack; called once per pass
@@ -235,6 +237,8 @@ type pass struct {
 	slack          Slack
 	slackErr       error
 	slackReported  bool
+	// slackLimited: Slack said 429 this pass, and the pass said so.
+	slackLimited bool
 
 	// The re-spawns under way (see start): slots bounds them, last[agent]
 	// is closed when that agent's latest queued re-spawn is done, and err

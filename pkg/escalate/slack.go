@@ -17,6 +17,8 @@ type Slack interface {
 	Identity(ctx context.Context) (slack.Identity, error)
 	Post(ctx context.Context, channel, text string, m slack.Meta) (slack.Posted, error)
 	FindPosted(ctx context.Context, channel, botID string, since time.Time, m slack.Meta) (slack.Posted, bool, error)
+	Reactions(ctx context.Context, channel, ts string) ([]slack.Reaction, error)
+	Replies(ctx context.Context, channel, ts string, stop func(slack.Reply) bool) ([]slack.Reply, error)
 }
 
 var _ Slack = (*slack.Client)(nil)
@@ -85,14 +87,16 @@ func SlackQuestion(a mailbox.Ask, p SlackPeople) string {
 		}
 		fmt.Fprintf(&b, "*How to decide:* react to this message with :white_check_mark: (or :+1:) to approve, "+
 			"or :x: (or :-1:) to reject. Only %s can decide; replies in the thread, and reactions from anyone else, "+
-			"are not a decision. The first decision counts.", who)
+			"are not a decision. The reactions are read as they stand when teamkit records the decision "+
+			"(a removed one does not count), and a :x: from any of them outweighs a :white_check_mark:.", who)
 	} else {
 		who := "a listed answerer (TEAMKIT_SLACK_ANSWERERS or TEAMKIT_SLACK_DECIDERS of the resume watching this team)"
 		if all := p.Answerers.Union(p.Deciders); all.Len() > 0 {
 			who = mention(all)
 		}
 		fmt.Fprintf(&b, "*How to answer:* reply in this thread. The first reply from %s is carried back to the agent, "+
-			"which is started again with your answer. Other replies are ignored.", who)
+			"which is started again with your answer, as the reply stands when teamkit records it (edited: the new text; "+
+			"deleted: not an answer). Other replies are ignored.", who)
 	}
 	if a.CommentURL != "" {
 		fmt.Fprintf(&b, "\nAlso on GitHub: %s", slackEscape(a.CommentURL))
@@ -165,143 +169,215 @@ func findSlackPost(ctx context.Context, sl Slack, channel string, a mailbox.Ask,
 	return sl.FindPosted(ctx, channel, id.BotID, a.CreatedAt.Add(-time.Hour), slackMeta(a))
 }
 
-// SlackHandler stores each Slack event on an awaiting ask's message or
-// thread that could answer it — a reply in a question's thread, a ✅/❌ on
-// an approval — so the resume pass can judge it, and calls wake when it
-// stored one for team. It returns nil (acknowledge) once the event is
-// stored or known to matter to no ask, and an error (do not acknowledge:
-// Slack delivers it again) when the mailbox failed.
-//
-// Who wrote it is not judged here: the pass does that with the lists it
-// reads every pass, under the kill-switch, so an event that arrives while
-// the team is paused is kept, not lost, and decides nothing until unpaused.
-func SlackHandler(db *mailbox.DB, team string, wake func()) slack.Handler {
-	return func(ctx context.Context, e slack.Event) error {
+// doorbellLookup bounds the doorbell's look-up of an event's ask: Slack
+// wants the envelope acknowledged within 3 seconds.
+const doorbellLookup = 2 * time.Second
+
+// SlackDoorbell is the Socket-Mode handler of a watching resume: it calls
+// ring when an event concerns an awaiting ask of team (or when the mailbox
+// cannot say whether it does: ringing costs one pass, missing costs an
+// answer's wait). The event itself is never stored or judged: the pass
+// reads the thread as it stands (readSlack), so an event lost, forged,
+// redelivered or arriving during an outage changes no answer.
+func SlackDoorbell(db *mailbox.DB, team string, ring func()) slack.Handler {
+	return func(ctx context.Context, e slack.Event) {
+		ctx, cancel := context.WithTimeout(ctx, doorbellLookup)
+		defer cancel()
 		a, err := db.AskBySlackMessage(ctx, e.Channel, e.On)
-		if errors.Is(err, mailbox.ErrNotFound) {
-			return nil // not a question teamkit posted
-		}
-		if err != nil {
-			return err
-		}
-		if a.State != mailbox.AskAwaiting {
-			return nil // answered already: nothing can count now
-		}
 		switch {
-		case a.Kind == mailbox.KindApproval && e.Kind == slack.KindReaction:
-			r := baseReaction(e.Reaction)
-			if !approveReactions[r] && !rejectReactions[r] {
-				return nil
-			}
-		case a.Kind == mailbox.KindQuestion && e.Kind == slack.KindReply:
-		default:
-			return nil // text on an approval, a reaction on a question: never an answer
+		case errors.Is(err, mailbox.ErrNotFound):
+		case err != nil:
+			ring()
+		case a.Team == team && a.State == mailbox.AskAwaiting:
+			ring()
 		}
-		stored, err := db.AddSlackEvent(ctx, mailbox.SlackEvent{
-			AskID: a.ID, Key: e.Key, Kind: e.Kind, User: e.User, Reaction: e.Reaction, Text: e.Text,
-			Channel: e.Channel, ThreadTS: e.On, TS: e.TS,
-		})
-		if err != nil {
-			return err
-		}
-		if stored && a.Team == team && wake != nil {
-			wake()
-		}
-		return nil
 	}
 }
 
-// FindSlackAnswer returns the first (by Slack's ts) qualifying answer among
-// the Slack events stored for ask a, as the decision to record.
+// SlackThread is the Slack side of an ask as it stands: the reactions on
+// the question (read for an approval) and the replies in its thread (read
+// for a question).
+type SlackThread struct {
+	Channel, TS string
+	Reactions   []slack.Reaction
+	Replies     []slack.Reply
+}
+
+// FindSlackAnswer returns the decision the Slack thread of ask a holds as
+// it stands.
 //
-// A question is answered by the text of the first thread reply from a
-// listed answerer or Slack decider. An approval is decided only by a
-// ✅ (white_check_mark, +1) or ❌ (x, -1) reaction on the question from a
-// listed Slack decider. Unlisted people and (on an
-// approval) every reply decide nothing; no list decides nothing.
-func FindSlackAnswer(a mailbox.Ask, events []mailbox.SlackEvent, p SlackPeople) (mailbox.Decision, bool) {
-	for _, e := range events {
-		if e.User == "" {
-			continue
-		}
-		if a.Kind == mailbox.KindApproval {
-			if e.Kind != mailbox.SlackReaction || !p.Deciders.Has(e.User) {
-				continue
+// A question is answered by the current text of the first (oldest) thread
+// reply from a listed answerer or Slack decider that a person posted
+// (not a bot) and that is not blank; a deleted reply is not in the thread.
+// An approval is decided only by ✅ (white_check_mark, +1) and ❌ (x, -1)
+// reactions on the question from listed Slack deciders that still stand:
+// a ❌ from any of them rejects, else a ✅ approves. (Slack does not say
+// when a reaction was added, so "the first" cannot be told; the
+// conservative reading is that a standing objection is no consent.)
+// Unlisted people and (on an approval) every reply decide nothing; no
+// list decides nothing.
+func FindSlackAnswer(a mailbox.Ask, th SlackThread, p SlackPeople) (mailbox.Decision, bool) {
+	if a.Kind == mailbox.KindApproval {
+		var approver, rejecter string
+		for _, r := range th.Reactions {
+			base := baseReaction(r.Name)
+			for _, u := range r.Users {
+				if !p.Deciders.Has(u) {
+					continue
+				}
+				if approveReactions[base] && approver == "" {
+					approver = u
+				}
+				if rejectReactions[base] && rejecter == "" {
+					rejecter = u
+				}
 			}
-			r := baseReaction(e.Reaction)
-			decision := ""
-			switch {
-			case approveReactions[r]:
-				decision = mailbox.DecisionApproved
-			case rejectReactions[r]:
-				decision = mailbox.DecisionRejected
-			default:
-				continue
-			}
-			return mailbox.Decision{DecidedBy: e.User, Decision: decision, Source: SlackSourcePrefix + e.Channel + "/" + e.ThreadTS}, true
 		}
-		if e.Kind != mailbox.SlackReply || strings.TrimSpace(e.Text) == "" {
+		source := SlackSourcePrefix + th.Channel + "/" + th.TS
+		switch {
+		case rejecter != "":
+			return mailbox.Decision{DecidedBy: rejecter, Decision: mailbox.DecisionRejected, Source: source}, true
+		case approver != "":
+			return mailbox.Decision{DecidedBy: approver, Decision: mailbox.DecisionApproved, Source: source}, true
+		}
+		return mailbox.Decision{}, false
+	}
+	for _, r := range th.Replies {
+		if !answers(r, p) {
 			continue
 		}
-		if !p.Answerers.Has(e.User) && !p.Deciders.Has(e.User) {
-			continue
-		}
-		return mailbox.Decision{Answer: slackUnescape(e.Text), DecidedBy: e.User, Decision: mailbox.DecisionAnswered,
-			Source: SlackSourcePrefix + e.Channel + "/" + e.ThreadTS + "/" + e.TS}, true
+		return mailbox.Decision{Answer: slackUnescape(r.Text), DecidedBy: r.User, Decision: mailbox.DecisionAnswered,
+			Source: SlackSourcePrefix + th.Channel + "/" + th.TS + "/" + r.TS}, true
 	}
 	return mailbox.Decision{}, false
 }
 
+// answers reports whether reply r answers a question under p.
+func answers(r slack.Reply, p SlackPeople) bool {
+	if r.User == "" || r.BotID != "" || (r.SubType != "" && r.SubType != "thread_broadcast") || strings.TrimSpace(r.Text) == "" {
+		return false
+	}
+	return p.Answerers.Has(r.User) || p.Deciders.Has(r.User)
+}
+
+// readSlack reads the Slack side of ask a as it stands: one reactions.get
+// for an approval, or conversations.replies (up to the first reply that
+// answers) for a question.
+func readSlack(ctx context.Context, sl Slack, a mailbox.Ask, p SlackPeople) (SlackThread, error) {
+	th := SlackThread{Channel: a.SlackChannel, TS: a.SlackTS}
+	var err error
+	if a.Kind == mailbox.KindApproval {
+		th.Reactions, err = sl.Reactions(ctx, a.SlackChannel, a.SlackTS)
+	} else {
+		th.Replies, err = sl.Replies(ctx, a.SlackChannel, a.SlackTS, func(r slack.Reply) bool { return answers(r, p) })
+	}
+	return th, err
+}
+
 // fromSlack handles the Slack side of awaiting ask a in a pass: it posts a
-// question that ask failed to post, or judges the Slack events stored for
-// it and claims the first qualifying answer. claimed reports that the ask
-// was decided here (so the pass does not read GitHub for it). Only database
-// errors are returned.
+// question that ask failed to post, or reads the question's reactions or
+// thread as they stand and claims the answer they hold. claimed reports
+// that the ask was decided here (so the pass does not read GitHub for
+// it). Only database errors are returned.
 func (p *pass) fromSlack(a mailbox.Ask) (claimed bool, err error) {
-	db, ctx := p.r.DB, p.ctx
 	if a.SlackTS == "" {
-		if a.SlackError != "" && p.r.Slack != nil {
+		if a.SlackError != "" && p.r.Slack != nil && p.r.SlackChannel != "" {
 			p.postSlack(a)
 		}
 		return false, nil
 	}
-	events, err := db.SlackEvents(ctx, a.ID)
-	if err != nil || len(events) == 0 || p.slackPeopleErr != nil {
-		return false, err
+	if p.slackPeopleErr != nil {
+		return false, nil // reported once; nothing in Slack counts
+	}
+	sl, ok := p.slackClient("answers in Slack stay unread")
+	if !ok {
+		return false, nil
 	}
 	people := p.slackPeople
+	th, err := readSlack(p.ctx, sl, a, people)
+	var rl *slack.RateLimitedError
+	switch {
+	case errors.As(err, &rl):
+		// Not a failure: the next pass reads it, once Slack allows.
+		if !p.slackLimited {
+			p.slackLimited = true
+			p.r.note("warning: %s; ask %d (%s/%s) and the Slack asks after it are read by a later pass", text.OneLine(err.Error()), a.ID, a.Team, a.Agent)
+		}
+		return false, nil
+	case err != nil:
+		p.fail(a, err)
+		return false, nil
+	}
 	if a.Kind == mailbox.KindApproval && !people.Deciders.Configured {
-		p.r.note("warning: ask %d (%s/%s) has Slack reactions, but no Slack deciders are configured "+
-			"(TEAMKIT_SLACK_DECIDERS or --slack-deciders); nothing in Slack can decide it, so it stays awaiting", a.ID, a.Team, a.Agent)
+		if _, ok := FindSlackAnswer(a, th, SlackPeople{Deciders: everyone(th)}); ok {
+			p.r.note("warning: ask %d (%s/%s) has Slack reactions, but no Slack deciders are configured "+
+				"(TEAMKIT_SLACK_DECIDERS or --slack-deciders); nothing in Slack can decide it, so it stays awaiting", a.ID, a.Team, a.Agent)
+		}
 		return false, nil
 	}
 	if a.Kind != mailbox.KindApproval && !people.Deciders.Configured && !people.Answerers.Configured {
-		p.r.note("warning: ask %d (%s/%s) has Slack replies, but no Slack answerers are configured "+
-			"(TEAMKIT_SLACK_ANSWERERS or TEAMKIT_SLACK_DECIDERS); no Slack reply can answer it", a.ID, a.Team, a.Agent)
+		if _, ok := FindSlackAnswer(a, th, SlackPeople{Answerers: everyone(th)}); ok {
+			p.r.note("warning: ask %d (%s/%s) has Slack replies, but no Slack answerers are configured "+
+				"(TEAMKIT_SLACK_ANSWERERS or TEAMKIT_SLACK_DECIDERS); no Slack reply can answer it", a.ID, a.Team, a.Agent)
+		}
 		return false, nil
 	}
-	dec, ok := FindSlackAnswer(a, events, people)
+	dec, ok := FindSlackAnswer(a, th, people)
 	if !ok {
 		return false, nil
 	}
 	return true, p.claim(a, dec)
 }
 
-// postSlack posts the question of ask a, which ask could not post, once.
-func (p *pass) postSlack(a mailbox.Ask) {
+// everyone is a list of everybody in th, for telling whether anything
+// would have counted had a list been configured.
+func everyone(th SlackThread) Deciders {
+	d := Deciders{logins: map[string]bool{}, Configured: true}
+	for _, r := range th.Reactions {
+		for _, u := range r.Users {
+			d.logins[strings.ToLower(u)] = true
+		}
+	}
+	for _, r := range th.Replies {
+		d.logins[strings.ToLower(r.User)] = true
+	}
+	return d
+}
+
+// slackClient is the pass's Slack client, made on first need. When there
+// is none (no bot token, or it cannot be made), it reports that once per
+// pass, as a failure, with what follows from it (unread), and returns
+// false.
+func (p *pass) slackClient(unread string) (Slack, bool) {
 	if p.slack == nil && p.slackErr == nil {
-		p.slack, p.slackErr = p.r.Slack()
+		if p.r.Slack == nil {
+			p.slackErr = fmt.Errorf("%s is not set", EnvSlackBotToken)
+		} else {
+			p.slack, p.slackErr = p.r.Slack()
+		}
 	}
 	if p.slackErr != nil {
 		if !p.slackReported {
 			p.slackReported = true
 			p.count()
-			p.r.note("error: slack: %s; questions not yet in Slack stay unposted", text.OneLine(p.slackErr.Error()))
+			p.r.note("error: slack: %s; %s", text.OneLine(p.slackErr.Error()), unread)
 		}
+		return nil, false
+	}
+	return p.slack, true
+}
+
+// postSlack posts the question of ask a, which ask could not post, once.
+func (p *pass) postSlack(a mailbox.Ask) {
+	sl, ok := p.slackClient("questions not yet in Slack stay unposted")
+	if !ok {
 		return
 	}
-	people := p.slackPeople
-	posted, err := PostSlack(p.ctx, p.r.DB, p.slack, p.r.SlackChannel, people, a, false)
+	if err := slack.CheckChannel(p.r.SlackChannel); err != nil {
+		p.fail(a, err)
+		return
+	}
+	posted, err := PostSlack(p.ctx, p.r.DB, sl, p.r.SlackChannel, p.slackPeople, a, false)
 	if err != nil {
 		p.count()
 		p.r.note("error: ask %d (%s/%s): %s; the next pass tries again", a.ID, a.Team, a.Agent, text.OneLine(err.Error()))

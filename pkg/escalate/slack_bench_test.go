@@ -20,10 +20,9 @@ func BenchmarkSlackReactionToRespawn(b *testing.B) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	wake := make(chan struct{}, 1)
-	r := f.resumer(f.db, "")
-	r.SlackPeople = func() (SlackPeople, error) { return ReadSlackPeople("U0ERIN", "", nil) }
+	r := slackResumer(f, f.db, cl)
 	r.Wake = wake
-	go cl.Listen(ctx, SlackHandler(f.db, "t", func() {
+	go cl.Listen(ctx, SlackDoorbell(f.db, "t", func() {
 		select {
 		case wake <- struct{}{}:
 		default:
@@ -41,7 +40,7 @@ func BenchmarkSlackReactionToRespawn(b *testing.B) {
 		}
 		b.StartTimer()
 		start := time.Now()
-		s.Inject(slacktest.Reaction("U0ERIN", "white_check_mark", a.SlackChannel, a.SlackTS, s.NewTS()))
+		s.React("U0ERIN", "white_check_mark", a.SlackChannel, a.SlackTS)
 		for f.state(a.ID).ResumedRun == "" {
 			time.Sleep(200 * time.Microsecond)
 		}

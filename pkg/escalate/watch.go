@@ -13,9 +13,14 @@ import (
 // backoff after failures and the pause switch re-read every iteration.
 
 // Watch runs passes every interval until ctx ends. The pause switch is read
-// before every pass, and a failure to read it counts as paused. A failed
-// pass doubles the wait before the next one, up to MaxBackoff; a clean pass
-// restores the interval. It returns nil when ctx ends.
+// before every pass, and a failure to read it counts as paused. A pass
+// whose asks failed (a *FailedError: GitHub down, say) doubles the wait
+// before the next one, up to MaxBackoff; a clean pass restores the
+// interval. When the mailbox itself fails (the switch unreadable, or a pass
+// ending with a database error) the next try comes sooner: DBRetryStart,
+// doubling up to the interval (or MaxBackoff, if shorter), so the answers
+// that arrived in Slack during an outage are read soon after it ends. It
+// returns nil when ctx ends.
 func (r *Resumer) Watch(ctx context.Context, interval time.Duration) error {
 	sleep := r.Sleep
 	if sleep == nil {
@@ -24,6 +29,11 @@ func (r *Resumer) Watch(ctx context.Context, interval time.Duration) error {
 	ceiling := max(MaxBackoff, interval)
 	wait := interval
 	wasPaused := false
+	var dbWait time.Duration // the last wait after a mailbox failure; 0 once it works
+	dbRetry := func() time.Duration {
+		dbWait = min(max(dbWait*2, DBRetryStart), interval, MaxBackoff)
+		return dbWait
+	}
 	for {
 		paused, perr := Paused(ctx, r.DB, r.Team)
 		switch {
@@ -31,8 +41,9 @@ func (r *Resumer) Watch(ctx context.Context, interval time.Duration) error {
 			return nil
 		case perr != nil:
 			r.note("cannot read the pause switch of team %s, so treating it as paused: %s", r.Team, text.OneLine(perr.Error()))
-			wait, wasPaused = interval, true
+			wait, wasPaused = dbRetry(), true
 		case paused:
+			dbWait = 0
 			if !wasPaused {
 				r.note("team %s is paused; not resuming until 'resume unpause %s'", r.Team, r.Team)
 			}
@@ -49,15 +60,17 @@ func (r *Resumer) Watch(ctx context.Context, interval time.Duration) error {
 			var failed *FailedError
 			switch {
 			case err == nil, errors.Is(err, ErrPaused):
-				wait = interval
+				wait, dbWait = interval, 0
 			case errors.Is(err, ErrLockHeld):
 				r.note("another resume of team %s is running; skipping this pass", r.Team)
-				wait = interval
-			default:
-				if !errors.As(err, &failed) {
-					r.note("error: %s", text.OneLine(err.Error()))
-				}
+				wait, dbWait = interval, 0
+			case errors.As(err, &failed):
+				dbWait = 0
 				wait = min(wait*2, ceiling)
+				r.note("pass failed; next pass in %s", wait)
+			default:
+				r.note("error: %s", text.OneLine(err.Error()))
+				wait = dbRetry()
 				r.note("pass failed; next pass in %s", wait)
 			}
 		}
@@ -67,6 +80,9 @@ func (r *Resumer) Watch(ctx context.Context, interval time.Duration) error {
 		}
 	}
 }
+
+// DBRetryStart is the first wait of Watch after the mailbox failed.
+const DBRetryStart = time.Second
 
 // sleepOrWake waits d, or until ctx ends or Wake fires.
 func (r *Resumer) sleepOrWake(ctx context.Context, sleep func(context.Context, time.Duration) error, d time.Duration) {

@@ -15,77 +15,82 @@ import (
 	"github.com/teamkit/teamkit/pkg/text"
 )
 
-// Kinds of Event.
-const (
-	KindReaction = "reaction"
-	KindReply    = "reply"
-)
-
-// Event is a person's reaction on a message, or their reply in a thread, as
-// Socket Mode delivered it. Only these two reach a Handler: bot messages
-// (teamkit's own included), edits, deletions, joins and every other message
-// subtype are dropped by FromEvent.
+// Event is a doorbell: something changed on a message or in its thread (a
+// reaction added or removed, a reply posted, edited or deleted). It says
+// where, never what: a decision is read from the Web API as it stands
+// (Reactions, Replies), so an event that is forged, stale, redelivered or
+// lost changes no answer.
 type Event struct {
-	Kind     string // KindReaction or KindReply
-	User     string // Slack user ID
-	Reaction string // KindReaction: the emoji name, e.g. "white_check_mark"
-	Text     string // KindReply: the reply's text
-	Channel  string
-	// On is the ts of the message the event concerns: the reacted-to
-	// message, or the thread's parent for a reply.
+	// What happened, for logs: "reaction_added", "reaction_removed",
+	// "reply", "reply_changed" or "reply_deleted".
+	What    string
+	Channel string
+	// On is the ts of the message concerned: the reacted-to message, or
+	// the thread's parent for a reply.
 	On string
-	// TS orders events: the reply's ts, or the reaction's event_ts.
-	TS string
-	// Key identifies the event across redeliveries.
-	Key string
 }
 
 // FromEvent reduces an Events API event to an Event; ok is false for
-// everything that is not a person's reaction on a message or reply in a
-// thread.
+// everything that cannot change a decision: bots' replies (teamkit's own
+// included), top-level messages, joins and other subtypes, reactions on
+// files.
 func FromEvent(e slackevents.EventsAPIEvent) (Event, bool) {
 	if e.Type != slackevents.CallbackEvent {
 		return Event{}, false
 	}
+	reaction := func(what string, it slackevents.Item) (Event, bool) {
+		if it.Type != "message" || it.Channel == "" || it.Timestamp == "" {
+			return Event{}, false
+		}
+		return Event{What: what, Channel: it.Channel, On: it.Timestamp}, true
+	}
+	inThread := func(m *slackgo.Msg) bool {
+		return m != nil && m.ThreadTimestamp != "" && m.ThreadTimestamp != m.Timestamp
+	}
 	switch ev := e.InnerEvent.Data.(type) {
 	case *slackevents.ReactionAddedEvent:
-		if ev.User == "" || ev.Item.Type != "message" || ev.Item.Channel == "" || ev.Item.Timestamp == "" || ev.Reaction == "" {
-			return Event{}, false
-		}
-		return Event{
-			Kind: KindReaction, User: ev.User, Reaction: ev.Reaction, Channel: ev.Item.Channel, On: ev.Item.Timestamp,
-			TS: ev.EventTimestamp, Key: "reaction/" + ev.User + "/" + ev.Reaction,
-		}, true
+		return reaction("reaction_added", ev.Item)
+	case *slackevents.ReactionRemovedEvent:
+		return reaction("reaction_removed", ev.Item)
 	case *slackevents.MessageEvent:
-		// A plain message has no subtype; "thread_broadcast" is a reply
-		// also sent to the channel. Everything else (message_changed,
-		// message_deleted, channel_join, bot_message, …) is not a person
-		// replying.
-		if ev.SubType != "" && ev.SubType != "thread_broadcast" {
+		if ev.Channel == "" {
 			return Event{}, false
 		}
-		if ev.BotID != "" || ev.User == "" || ev.Channel == "" || ev.TimeStamp == "" ||
-			ev.ThreadTimeStamp == "" || ev.ThreadTimeStamp == ev.TimeStamp {
-			return Event{}, false
+		switch ev.SubType {
+		case "", "thread_broadcast":
+			// A plain message has no subtype; "thread_broadcast" is a
+			// reply also sent to the channel.
+			if ev.BotID != "" || ev.User == "" || ev.TimeStamp == "" ||
+				ev.ThreadTimeStamp == "" || ev.ThreadTimeStamp == ev.TimeStamp {
+				return Event{}, false
+			}
+			return Event{What: "reply", Channel: ev.Channel, On: ev.ThreadTimeStamp}, true
+		case "message_changed":
+			if !inThread(ev.Message) {
+				return Event{}, false
+			}
+			return Event{What: "reply_changed", Channel: ev.Channel, On: ev.Message.ThreadTimestamp}, true
+		case "message_deleted":
+			if !inThread(ev.PreviousMessage) {
+				return Event{}, false
+			}
+			return Event{What: "reply_deleted", Channel: ev.Channel, On: ev.PreviousMessage.ThreadTimestamp}, true
 		}
-		return Event{
-			Kind: KindReply, User: ev.User, Text: ev.Text, Channel: ev.Channel, On: ev.ThreadTimeStamp,
-			TS: ev.TimeStamp, Key: "reply/" + ev.TimeStamp,
-		}, true
 	}
 	return Event{}, false
 }
 
-// Handler judges one Event. It returns nil once the event is durably
-// recorded, or known to matter to nobody; only then is its envelope
-// acknowledged. An error leaves it unacknowledged, so Slack delivers it
-// again.
-type Handler func(ctx context.Context, e Event) error
+// Handler rings the doorbell for one Event. It must be quick: Slack wants
+// an envelope acknowledged within 3 seconds.
+type Handler func(ctx context.Context, e Event)
 
 // Listen holds a Socket-Mode connection until ctx ends, calling handle for
-// each Event, one at a time, and acknowledging each envelope only after
-// handle returned nil for it. Envelopes that carry no Event (other event
-// types, bots, edits) are acknowledged at once. A malformed envelope is
+// each Event, one at a time, and acknowledging every envelope once handle
+// returned. An event is acknowledged even when nothing could be done with
+// it (the mailbox down, say): it is a doorbell, and the record is Slack's
+// own, which every resume pass reads again for every awaiting ask, so a
+// redelivery would add nothing and an unacknowledged envelope only makes
+// Slack retry and count failures. A malformed envelope is
 // reported through notef and acknowledged when it has an envelope_id (a
 // second delivery would be as malformed); it never drops the connection.
 //
@@ -152,14 +157,9 @@ func (c *Client) dispatch(ctx context.Context, sm *socketmode.Client, evt socket
 		return
 	}
 	env := evt.Request.EnvelopeID
-	api, ok := evt.Data.(slackevents.EventsAPIEvent)
-	if ok {
+	if api, ok := evt.Data.(slackevents.EventsAPIEvent); ok {
 		if e, ok := FromEvent(api); ok {
-			if err := handle(ctx, e); err != nil {
-				// Unacknowledged: Slack delivers it again.
-				notef("error: slack: event %s not recorded, so not acknowledged (Slack delivers it again): %s", env, text.OneLine(err.Error()))
-				return
-			}
+			handle(ctx, e)
 		}
 	}
 	if env != "" {

@@ -19,19 +19,29 @@ func parse(t *testing.T, ev map[string]any) slackevents.EventsAPIEvent {
 	return e
 }
 
-// Only a person's reaction on a message and a person's reply in a thread
-// become Events; bots, edits, deletions, joins, top-level messages and other
-// reactions' items do not.
+// Every change that could change a decision rings: a reaction added or
+// removed on a message, a person's reply in a thread posted, edited or
+// deleted. Bots' replies, joins, top-level messages, the parent itself and
+// reactions on files do not.
 func TestFromEvent(t *testing.T) {
 	const ch, q = "C1", "1764000000.000100"
+	removed := slacktest.Reaction("U1", "white_check_mark", ch, q, "1764000001.000200")
+	removed["type"] = "reaction_removed"
+	broadcast := slacktest.Reply("U2", "Blue, and to the channel.", ch, q, "1764000003.000100")
+	broadcast["subtype"] = "thread_broadcast"
+	deleted := map[string]any{"type": "message", "subtype": "message_deleted", "hidden": true, "channel": ch,
+		"ts": "1764000002.000100", "deleted_ts": "1764000002.000100",
+		"previous_message": map[string]any{"type": "message", "user": "U2", "text": "Blue.", "ts": "1764000002.000100", "thread_ts": q}}
 	keep := []struct {
 		ev   map[string]any
 		want Event
 	}{
-		{slacktest.Reaction("U1", "white_check_mark", ch, q, "1764000001.000100"),
-			Event{Kind: KindReaction, User: "U1", Reaction: "white_check_mark", Channel: ch, On: q, TS: "1764000001.000100", Key: "reaction/U1/white_check_mark"}},
-		{slacktest.Reply("U2", "Blue.", ch, q, "1764000002.000100"),
-			Event{Kind: KindReply, User: "U2", Text: "Blue.", Channel: ch, On: q, TS: "1764000002.000100", Key: "reply/1764000002.000100"}},
+		{slacktest.Reaction("U1", "white_check_mark", ch, q, "1764000001.000100"), Event{What: "reaction_added", Channel: ch, On: q}},
+		{removed, Event{What: "reaction_removed", Channel: ch, On: q}},
+		{slacktest.Reply("U2", "Blue.", ch, q, "1764000002.000100"), Event{What: "reply", Channel: ch, On: q}},
+		{broadcast, Event{What: "reply", Channel: ch, On: q}},
+		{slacktest.Edit("U2", "Green.", ch, q, "1764000002.000100"), Event{What: "reply_changed", Channel: ch, On: q}},
+		{deleted, Event{What: "reply_deleted", Channel: ch, On: q}},
 	}
 	for _, k := range keep {
 		got, ok := FromEvent(parse(t, k.ev))
@@ -39,25 +49,22 @@ func TestFromEvent(t *testing.T) {
 			t.Errorf("FromEvent(%v) = %+v, %v; want %+v", k.ev, got, ok, k.want)
 		}
 	}
-	broadcast := slacktest.Reply("U2", "Blue, and to the channel.", ch, q, "1764000003.000100")
-	broadcast["subtype"] = "thread_broadcast"
-	if _, ok := FromEvent(parse(t, broadcast)); !ok {
-		t.Error("a thread_broadcast reply was dropped")
-	}
-	deleted := map[string]any{"type": "message", "subtype": "message_deleted", "channel": ch, "ts": "1764000004.000100", "deleted_ts": q}
 	topLevel := slacktest.Reply("U2", "Unrelated.", ch, "", "1764000005.000100")
 	delete(topLevel, "thread_ts")
 	root := slacktest.Reply("U2", "A parent.", ch, "1764000006.000100", "1764000006.000100")
 	file := slacktest.Reaction("U1", "white_check_mark", ch, q, "1764000007.000100")
 	file["item"] = map[string]any{"type": "file", "file": map[string]any{"id": "F1"}}
+	topDeleted := map[string]any{"type": "message", "subtype": "message_deleted", "hidden": true, "channel": ch,
+		"ts": "1764000005.000100", "deleted_ts": "1764000005.000100",
+		"previous_message": map[string]any{"type": "message", "user": "U2", "text": "Unrelated.", "ts": "1764000005.000100"}}
 	drop := map[string]map[string]any{
-		"edit":      slacktest.Edit("U2", "approved", ch, q, "1764000002.000100"),
-		"bot":       slacktest.BotReply("B1", "U9", ":white_check_mark:", ch, q, "1764000008.000100"),
-		"join":      slacktest.Join("U3", ch, "1764000009.000100"),
-		"deleted":   deleted,
-		"top-level": topLevel,
-		"root":      root,
-		"file":      file,
+		"bot":             slacktest.BotReply("B1", "U9", ":white_check_mark:", ch, q, "1764000008.000100"),
+		"join":            slacktest.Join("U3", ch, "1764000009.000100"),
+		"top-level":       topLevel,
+		"top-level gone":  topDeleted,
+		"root":            root,
+		"file":            file,
+		"the parent edit": slacktest.Edit("U0BOT", "Question, edited.", ch, q, q),
 	}
 	for name, ev := range drop {
 		if got, ok := FromEvent(parse(t, ev)); ok {

@@ -16,6 +16,11 @@ import (
 // second copy of the question is worse than a warning, and resume finds an
 // earlier copy by its metadata before it posts again.
 //
+// A 429 is waited out only while its Retry-After is at most MaxRateWait: a
+// longer one is returned at once (as *RateLimitedError), and the Client
+// makes no call of that method until it has passed, so a resume pass is
+// never held for minutes by one thread; the next pass reads it.
+//
 // Socket Mode's reconnects are not retried here: socketmode's own connect
 // loop (exponential backoff to 5 minutes, Retry-After on a rate-limited
 // apps.connections.open) is the only policy for them.
@@ -28,7 +33,7 @@ func retryConfig() slackgo.RetryConfig {
 		BackoffJitter:      100 * time.Millisecond,
 	}
 	cfg.Handlers = []slackgo.RetryHandler{
-		slackgo.NewRateLimitErrorRetryHandler(cfg),
+		shortWaits{slackgo.NewRateLimitErrorRetryHandler(cfg)},
 		notForPosts{slackgo.NewServerErrorRetryHandler(cfg)},
 		notForPosts{slackgo.NewConnectionErrorRetryHandler()},
 	}
@@ -43,4 +48,18 @@ func (h notForPosts) ShouldRetry(st *slackgo.RetryState, req *http.Request, resp
 		return false, 0
 	}
 	return h.RetryHandler.ShouldRetry(st, req, resp, err)
+}
+
+// MaxRateWait is the longest Retry-After a call waits out before retrying.
+const MaxRateWait = 10 * time.Second
+
+// shortWaits retries only what its handler would retry within MaxRateWait.
+type shortWaits struct{ slackgo.RetryHandler }
+
+func (h shortWaits) ShouldRetry(st *slackgo.RetryState, req *http.Request, resp *http.Response, err error) (bool, time.Duration) {
+	ok, d := h.RetryHandler.ShouldRetry(st, req, resp, err)
+	if ok && d > MaxRateWait {
+		return false, 0
+	}
+	return ok, d
 }

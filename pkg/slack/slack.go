@@ -1,8 +1,9 @@
 // Package slack is teamkit's Slack channel, on github.com/slack-go/slack:
 // the Web API calls that mirror an ask into a channel (auth.test,
-// chat.postMessage, conversations.history to never post twice), and a
-// Socket-Mode listener that turns the reactions and thread replies people
-// add to those messages into Events for resume to judge.
+// chat.postMessage, conversations.history to never post twice) and read
+// its answer as it stands (reactions.get, conversations.replies), and a
+// Socket-Mode listener whose events are only doorbells that make resume
+// read now.
 //
 // It knows nothing of asks or who may answer: pkg/escalate decides that.
 // Tokens are only ever handed to slack-go, which sends them to the API
@@ -20,6 +21,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	slackgo "github.com/slack-go/slack"
@@ -49,6 +51,12 @@ type Client struct {
 	api  *slackgo.Client // the bot token's calls, with the retry policy
 	app  *slackgo.Client // Socket Mode: its reconnect loop is the only retry
 	base string
+
+	// until[method] is when Slack's last 429 for method ends: until then
+	// a call fails at once with *RateLimitedError instead of asking again
+	// (and being limited longer).
+	mu    sync.Mutex
+	until map[string]time.Time
 }
 
 // ErrNoToken: the side asked for has no token.
@@ -74,7 +82,7 @@ func New(o Options) (*Client, error) {
 	}
 	quiet := log.New(io.Discard, "", 0)
 	common := []slackgo.Option{slackgo.OptionAPIURL(base), slackgo.OptionHTTPClient(hc), slackgo.OptionLog(quiet)}
-	c := &Client{base: base}
+	c := &Client{base: base, until: map[string]time.Time{}}
 	c.api = slackgo.New(o.BotToken, append(common, slackgo.OptionRetryConfig(retryConfig()))...)
 	c.app = slackgo.New(o.BotToken, append(common, slackgo.OptionAppLevelToken(o.AppToken))...)
 	return c, nil
@@ -103,9 +111,10 @@ type Identity struct {
 
 // Identity calls auth.test.
 func (c *Client) Identity(ctx context.Context) (Identity, error) {
-	r, err := c.api.AuthTestContext(ctx)
+	var r *slackgo.AuthTestResponse
+	err := c.do("auth.test", func() (err error) { r, err = c.api.AuthTestContext(ctx); return err })
 	if err != nil {
-		return Identity{}, apiError("auth.test", err)
+		return Identity{}, err
 	}
 	return Identity{UserID: r.UserID, BotID: r.BotID, TeamID: r.TeamID}, nil
 }
@@ -143,14 +152,18 @@ type Posted struct {
 // with chat.postMessage, with m as its metadata. Links and media are not
 // unfurled: the question is the agent's text, and must not fetch URLs.
 func (c *Client) Post(ctx context.Context, channel, text string, m Meta) (Posted, error) {
-	ch, ts, err := c.api.PostMessageContext(ctx, channel,
-		slackgo.MsgOptionText(text, false),
-		slackgo.MsgOptionMetadata(m.metadata()),
-		slackgo.MsgOptionDisableLinkUnfurl(),
-		slackgo.MsgOptionDisableMediaUnfurl(),
-	)
+	var ch, ts string
+	err := c.do("chat.postMessage", func() (err error) {
+		ch, ts, err = c.api.PostMessageContext(ctx, channel,
+			slackgo.MsgOptionText(text, false),
+			slackgo.MsgOptionMetadata(m.metadata()),
+			slackgo.MsgOptionDisableLinkUnfurl(),
+			slackgo.MsgOptionDisableMediaUnfurl(),
+		)
+		return err
+	})
 	if err != nil {
-		return Posted{}, apiError("chat.postMessage", err)
+		return Posted{}, err
 	}
 	return Posted{Channel: ch, TS: ts}, nil
 }
@@ -164,9 +177,10 @@ func (c *Client) FindPosted(ctx context.Context, channel, botID string, since ti
 		p.Oldest = fmt.Sprintf("%d.000000", since.Unix())
 	}
 	for page := 0; page < 5; page++ {
-		r, err := c.api.GetConversationHistoryContext(ctx, p)
+		var r *slackgo.GetConversationHistoryResponse
+		err := c.do("conversations.history", func() (err error) { r, err = c.api.GetConversationHistoryContext(ctx, p); return err })
 		if err != nil {
-			return Posted{}, false, apiError("conversations.history", err)
+			return Posted{}, false, err
 		}
 		for _, msg := range r.Messages {
 			if msg.BotID != "" && msg.BotID == botID && m.matches(msg.Metadata) {
@@ -181,6 +195,115 @@ func (c *Client) FindPosted(ctx context.Context, channel, botID string, since ti
 	return Posted{}, false, nil
 }
 
+// Reaction is one emoji on a message and everyone who added it, as it
+// stands.
+type Reaction struct {
+	Name  string // e.g. "white_check_mark", "+1::skin-tone-3"
+	Users []string
+}
+
+// Reactions reads the reactions on message (channel, ts) as they stand,
+// with reactions.get and full=true (without it Slack may list only some
+// of the people behind a reaction).
+func (c *Client) Reactions(ctx context.Context, channel, ts string) ([]Reaction, error) {
+	var item slackgo.ReactedItem
+	err := c.do("reactions.get", func() (err error) {
+		item, err = c.api.GetReactionsContext(ctx, slackgo.ItemRef{Channel: channel, Timestamp: ts}, slackgo.GetReactionsParameters{Full: true})
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Reaction, 0, len(item.Reactions))
+	for _, r := range item.Reactions {
+		out = append(out, Reaction{Name: r.Name, Users: r.Users})
+	}
+	return out, nil
+}
+
+// Reply is a message in a thread as it stands: an edited reply has its
+// new text, a deleted one is not listed at all.
+type Reply struct {
+	TS      string
+	User    string
+	BotID   string // set when a bot (teamkit included) posted it
+	SubType string // "" for a person's plain reply, "thread_broadcast", …
+	Text    string
+}
+
+// MaxReplyPages bounds the conversations.replies pages read for one thread
+// (of repliesPageSize each).
+const (
+	MaxReplyPages   = 5
+	repliesPageSize = 200
+)
+
+// Replies reads the replies in the thread of (channel, ts), oldest first,
+// without the parent, with conversations.replies. It stops at the first
+// reply for which stop returns true (the answer: later pages are not
+// read), or after MaxReplyPages pages.
+func (c *Client) Replies(ctx context.Context, channel, ts string, stop func(Reply) bool) ([]Reply, error) {
+	p := &slackgo.GetConversationRepliesParameters{ChannelID: channel, Timestamp: ts, Limit: repliesPageSize}
+	var out []Reply
+	for page := 0; page < MaxReplyPages; page++ {
+		var msgs []slackgo.Message
+		var more bool
+		var next string
+		err := c.do("conversations.replies", func() (err error) {
+			msgs, more, next, err = c.api.GetConversationRepliesContext(ctx, p)
+			return err
+		})
+		if err != nil {
+			return nil, err
+		}
+		for _, m := range msgs {
+			if m.Timestamp == ts {
+				continue // the parent, listed first on every page
+			}
+			r := Reply{TS: m.Timestamp, User: m.User, BotID: m.BotID, SubType: m.SubType, Text: m.Text}
+			out = append(out, r)
+			if stop != nil && stop(r) {
+				return out, nil
+			}
+		}
+		if !more || next == "" {
+			break
+		}
+		p.Cursor = next
+	}
+	return out, nil
+}
+
+// RateLimitedError is Slack's 429 for Method, after slack-go's own retries
+// (or at once, while an earlier 429's Retry-After lasts).
+type RateLimitedError struct {
+	Method     string
+	RetryAfter time.Duration
+}
+
+func (e *RateLimitedError) Error() string {
+	return fmt.Sprintf("slack %s: rate limited (retry after %s)", e.Method, e.RetryAfter.Round(time.Second))
+}
+
+// do runs one Web API call of method, unless an earlier 429 for it still
+// lasts, and remembers how long a new 429 lasts.
+func (c *Client) do(method string, call func() error) error {
+	c.mu.Lock()
+	until := c.until[method]
+	c.mu.Unlock()
+	if wait := time.Until(until); wait > 0 {
+		return &RateLimitedError{Method: method, RetryAfter: wait}
+	}
+	err := apiError(method, call())
+	var rl *RateLimitedError
+	if errors.As(err, &rl) {
+		c.mu.Lock()
+		c.until[method] = time.Now().Add(rl.RetryAfter)
+		c.mu.Unlock()
+	}
+	return err
+}
+
 // apiError names the method and says what Slack said, never more (slack-go
 // errors carry no token, but a transport error carries the URL, which is
 // only the API base and method).
@@ -188,8 +311,10 @@ func apiError(method string, err error) error {
 	var rl *slackgo.RateLimitedError
 	var sc slackgo.StatusCodeError
 	switch {
+	case err == nil:
+		return nil
 	case errors.As(err, &rl):
-		return fmt.Errorf("slack %s: rate limited (retry after %s)", method, rl.RetryAfter)
+		return &RateLimitedError{Method: method, RetryAfter: max(rl.RetryAfter, time.Second)}
 	case errors.As(err, &sc):
 		return fmt.Errorf("slack %s: HTTP %d", method, sc.Code)
 	}

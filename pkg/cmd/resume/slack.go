@@ -11,8 +11,10 @@ import (
 )
 
 // setupSlack wires the Slack channel into r: who may answer there (every
-// pass), the bot that posts what a failed ask could not, and, for --watch
-// with an app token, the Socket-Mode listener. A listener that Slack
+// pass), the bot that reads the answers and posts what a failed ask could
+// not, and, for --watch with an app token, the Socket-Mode listener, whose
+// events only ring the doorbell (wake the watch to read now). One client
+// serves every pass, so a 429's Retry-After is kept from one to the next. A listener that Slack
 // refuses for good (invalid_auth, a revoked token) calls abort, which ends
 // the watch. The returned function stops the listener, waits for it, and
 // returns why it gave up, if it did.
@@ -22,18 +24,17 @@ func setupSlack(ctx context.Context, abort func(), env *command.Env, db *mailbox
 		return escalate.ReadSlackPeople(decidersSpec, answerers, escalate.ReadListFile)
 	}
 	apiURL := env.Getenv(escalate.EnvSlackAPIURL)
-	bot, channel := env.Getenv(escalate.EnvSlackBotToken), env.Getenv(escalate.EnvSlackChannel)
-	if bot != "" && channel != "" {
-		r.SlackChannel = channel
-		r.Slack = func() (escalate.Slack, error) {
-			if err := slack.CheckChannel(channel); err != nil {
-				return nil, err
-			}
-			return slack.New(slack.Options{BotToken: bot, APIURL: apiURL})
-		}
+	bot, app := env.Getenv(escalate.EnvSlackBotToken), env.Getenv(escalate.EnvSlackAppToken)
+	r.SlackChannel = env.Getenv(escalate.EnvSlackChannel)
+	listen := watch && app != ""
+	if bot == "" && !listen {
+		return func() error { return nil }
 	}
-	app := env.Getenv(escalate.EnvSlackAppToken)
-	if !watch || app == "" {
+	cl, err := slack.New(slack.Options{BotToken: bot, AppToken: app, APIURL: apiURL})
+	if bot != "" {
+		r.Slack = func() (escalate.Slack, error) { return cl, err }
+	}
+	if !listen {
 		return func() error { return nil }
 	}
 	note := func(format string, args ...any) {
@@ -43,14 +44,17 @@ func setupSlack(ctx context.Context, abort func(), env *command.Env, db *mailbox
 		note("warning: slack: no Slack answerers or deciders are configured (%s, %s or --slack-deciders): "+
 			"nothing said in Slack will answer an ask", escalate.EnvSlackAnswerers, escalate.EnvSlackDeciders)
 	}
-	cl, err := slack.New(slack.Options{BotToken: bot, AppToken: app, APIURL: apiURL})
+	if bot == "" {
+		note("warning: slack: %s is not set: the watch hears Slack's events but cannot read the answers they point to",
+			escalate.EnvSlackBotToken)
+	}
 	if err != nil {
 		abort()
 		return func() error { return err }
 	}
 	wake := make(chan struct{}, 1)
 	r.Wake = wake
-	handler := escalate.SlackHandler(db, r.Team, func() {
+	handler := escalate.SlackDoorbell(db, r.Team, func() {
 		select {
 		case wake <- struct{}{}:
 		default:

@@ -1,18 +1,27 @@
 // Package slacktest is a stand-in for Slack, for tests: the Web API methods
 // teamkit calls (auth.test, chat.postMessage, conversations.history,
-// apps.connections.open) over HTTP, and a Socket-Mode WebSocket endpoint
-// that speaks Slack's envelopes (hello, events_api with envelope_id, acks,
-// disconnect).
+// reactions.get, conversations.replies, apps.connections.open) over HTTP,
+// and a Socket-Mode WebSocket endpoint that speaks Slack's envelopes
+// (hello, events_api with envelope_id, acks, disconnect).
+//
+// It keeps the channel's state as Slack does: messages, thread replies and
+// the reactions on each. A person's action (React, Unreact, PostReply,
+// EditReply, DeleteReply) changes that state and delivers the event Slack
+// would; Inject delivers an event that changes nothing (a forged or stale
+// one).
 //
 // It answers as Slack does where it matters: HTTP 200 with {"ok":false,
 // "error":"invalid_auth"} for a bad token, not_allowed_token_type for the
 // wrong kind of token, channel_not_found, HTTP 429 with Retry-After for a
-// rate limit, message metadata only with include_all_metadata, ts values
+// rate limit (Fail, or a real per-method budget with Limit), reactions.get
+// listing only the first few users of a reaction unless full=true, message
+// metadata only with include_all_metadata, ts values
 // of the form "1764000000.000100" (Unix seconds and microseconds), and redelivery of every envelope not
 // acknowledged when a connection ends (with retry_attempt counted up).
 //
-// A test injects events (Reaction, Reply, Inject, Raw), reads acks
-// (Acked, WaitAcked) and breaks things (Fail, DropNextAck, Disconnect).
+// A test acts as people (React, PostReply, …), injects raw events (Inject,
+// Raw), reads acks (Acked, Wait) and breaks things (Fail, Limit,
+// DropNextAck, Disconnect).
 package slacktest
 
 import (
@@ -42,7 +51,7 @@ const (
 	ChannelName = "agent-questions"
 )
 
-// Message is a message in a channel.
+// Message is a message in a channel, or a reply in a thread (ThreadTS set).
 type Message struct {
 	Channel  string          `json:"channel"`
 	TS       string          `json:"ts"`
@@ -51,7 +60,18 @@ type Message struct {
 	BotID    string          `json:"bot_id,omitempty"`
 	ThreadTS string          `json:"thread_ts,omitempty"`
 	Metadata json.RawMessage `json:"metadata,omitempty"`
+	Edited   bool            `json:"-"`
 }
+
+// reaction is one emoji on a message and who added it, in order.
+type reaction struct {
+	name  string
+	users []string
+}
+
+// partialUsers is how many users reactions.get lists per reaction without
+// full=true (Slack lists "some"; the count is always whole).
+const partialUsers = 3
 
 // Failure makes the next Count calls (-1: until Heal) of Method (all
 // methods when empty) fail: with HTTP Status (and Retry-After seconds for a
@@ -93,6 +113,12 @@ type Server struct {
 	requests []Request
 	tickets  map[string]bool
 	nextID   int
+	// reactions["channel/ts"] are the reactions on that message.
+	reactions map[string][]reaction
+	// limits[method] is a per-minute budget; calls[method] the times of
+	// the calls it counted.
+	limits map[string]limit
+	calls  map[string][]time.Time
 
 	envs        []*envelope
 	conns       int // connections that got hello
@@ -117,7 +143,8 @@ func (w *wsConn) write(v []byte) error {
 
 // NewServer starts a stand-in on 127.0.0.1; Close it when done.
 func NewServer() *Server {
-	s := &Server{tickets: map[string]bool{}, changed: make(chan struct{})}
+	s := &Server{tickets: map[string]bool{}, changed: make(chan struct{}),
+		reactions: map[string][]reaction{}, limits: map[string]limit{}, calls: map[string][]time.Time{}}
 	s.srv = httptest.NewServer(s)
 	return s
 }
@@ -160,6 +187,13 @@ func (s *Server) api(w http.ResponseWriter, r *http.Request, method string) {
 		token = h
 	}
 	s.mu.Lock()
+	if wait, limited := s.overBudget(method); limited {
+		s.log(method, http.StatusTooManyRequests, "")
+		s.mu.Unlock()
+		w.Header().Set("Retry-After", strconv.Itoa(wait))
+		reply(w, http.StatusTooManyRequests, map[string]any{"ok": false, "error": "ratelimited"})
+		return
+	}
 	for i := range s.failures {
 		f := &s.failures[i]
 		if f.Count == 0 || (f.Method != "" && f.Method != method) {
@@ -286,8 +320,155 @@ func (s *Server) call(method, token string, r *http.Request) (int, map[string]an
 			out = []map[string]any{}
 		}
 		return 200, map[string]any{"ok": true, "messages": out, "has_more": false, "response_metadata": map[string]any{"next_cursor": ""}}
+	case "reactions.get":
+		ch, ts := r.Form.Get("channel"), r.Form.Get("timestamp")
+		m, ok := s.find(ch, ts)
+		if !ok {
+			return fail("message_not_found")
+		}
+		full := r.Form.Get("full") == "true" || r.Form.Get("full") == "1"
+		o := s.wire(m)
+		var rs []map[string]any
+		for _, re := range s.reactions[ch+"/"+ts] {
+			users := re.users
+			if !full && len(users) > partialUsers {
+				users = users[:partialUsers]
+			}
+			rs = append(rs, map[string]any{"name": re.name, "users": users, "count": len(re.users)})
+		}
+		if rs != nil {
+			o["reactions"] = rs
+		}
+		return 200, map[string]any{"ok": true, "type": "message", "channel": ch, "message": o}
+	case "conversations.replies":
+		ch, ts := r.Form.Get("channel"), r.Form.Get("ts")
+		if ch != Channel {
+			return fail("channel_not_found")
+		}
+		parent, ok := s.find(ch, ts)
+		if !ok || parent.ThreadTS != "" && parent.ThreadTS != parent.TS {
+			return fail("thread_not_found")
+		}
+		thread := []Message{parent}
+		for _, m := range s.messages {
+			if m.Channel == ch && m.ThreadTS == ts && m.TS != ts {
+				thread = append(thread, m)
+			}
+		}
+		limit, _ := strconv.Atoi(r.Form.Get("limit"))
+		if limit <= 0 || limit > 1000 {
+			limit = 1000
+		}
+		// The cursor is the index of the next reply; every page starts
+		// with the parent, as Slack's do.
+		from := 1
+		if c := r.Form.Get("cursor"); c != "" {
+			n, err := strconv.Atoi(strings.TrimPrefix(c, "next:"))
+			if err != nil || n < 1 || n > len(thread) {
+				return fail("invalid_cursor")
+			}
+			from = n
+		}
+		out := []map[string]any{s.wire(parent)}
+		to := min(from+limit-1, len(thread))
+		for _, m := range thread[from:to] {
+			out = append(out, s.wire(m))
+		}
+		next := ""
+		if to < len(thread) {
+			next = fmt.Sprintf("next:%d", to)
+		}
+		return 200, map[string]any{"ok": true, "messages": out, "has_more": next != "", "response_metadata": map[string]any{"next_cursor": next}}
 	}
 	return fail("unknown_method")
+}
+
+// find is message (channel, ts), a top-level one or a reply; s.mu is held.
+func (s *Server) find(channel, ts string) (Message, bool) {
+	if i := s.index(channel, ts); i >= 0 {
+		return s.messages[i], true
+	}
+	return Message{}, false
+}
+
+func (s *Server) index(channel, ts string) int {
+	for i, m := range s.messages {
+		if m.Channel == channel && m.TS == ts {
+			return i
+		}
+	}
+	return -1
+}
+
+// wire is m as the Web API lists it; s.mu is held.
+func (s *Server) wire(m Message) map[string]any {
+	o := map[string]any{"type": "message", "text": m.Text, "user": m.User, "ts": m.TS}
+	if m.BotID != "" {
+		o["bot_id"] = m.BotID
+		o["app_id"] = AppID
+	}
+	if m.ThreadTS != "" {
+		o["thread_ts"] = m.ThreadTS
+	}
+	if m.Edited {
+		o["edited"] = map[string]any{"user": m.User, "ts": m.TS}
+	}
+	n := 0
+	for _, r := range s.messages {
+		if r.Channel == m.Channel && r.ThreadTS == m.TS && r.TS != m.TS {
+			n++
+		}
+	}
+	if n > 0 {
+		o["thread_ts"] = m.TS
+		o["reply_count"] = n
+	}
+	return o
+}
+
+// limit is a budget of Calls per Per for one method.
+type limit struct {
+	calls int
+	per   time.Duration
+}
+
+// overBudget counts a call of method against its budget, if it has one,
+// and says how many seconds to wait when it is spent; s.mu is held. A call
+// refused is not counted, as Slack's are not.
+func (s *Server) overBudget(method string) (int, bool) {
+	l, ok := s.limits[method]
+	if !ok {
+		return 0, false
+	}
+	now := time.Now()
+	kept := s.calls[method][:0]
+	for _, t := range s.calls[method] {
+		if now.Sub(t) < l.per {
+			kept = append(kept, t)
+		}
+	}
+	s.calls[method] = kept
+	if len(kept) >= l.calls {
+		wait := l.per - now.Sub(kept[0])
+		return max(int((wait+time.Second-1)/time.Second), 1), true
+	}
+	s.calls[method] = append(kept, now)
+	return 0, false
+}
+
+// Limit gives method a budget of calls per duration, as Slack's tiers do
+// (tier 3: about 50 a minute): a call past it gets HTTP 429 with the
+// Retry-After until the oldest counted call leaves the window. calls 0
+// removes the budget.
+func (s *Server) Limit(method string, calls int, per time.Duration) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if calls <= 0 {
+		delete(s.limits, method)
+		return
+	}
+	s.limits[method] = limit{calls: calls, per: per}
+	s.calls[method] = nil
 }
 
 // ts is a message timestamp as Slack makes them: Unix seconds and
@@ -417,6 +598,136 @@ func (s *Server) send(e *envelope) {
 	if s.conn.write(frame) == nil {
 		e.sent = true
 	}
+}
+
+// React is user adding reaction name to message (channel, ts): it is
+// recorded and reaction_added delivered, and the envelope id returned. A
+// reaction the user already added changes nothing and delivers nothing
+// (""), as Slack answers already_reacted.
+func (s *Server) React(user, name, channel, ts string) string {
+	s.mu.Lock()
+	key := channel + "/" + ts
+	rs := s.reactions[key]
+	i := 0
+	for i < len(rs) && rs[i].name != name {
+		i++
+	}
+	if i == len(rs) {
+		rs = append(rs, reaction{name: name})
+	}
+	for _, u := range rs[i].users {
+		if u == user {
+			s.mu.Unlock()
+			return ""
+		}
+	}
+	rs[i].users = append(rs[i].users, user)
+	s.reactions[key] = rs
+	ets := s.ts()
+	s.mu.Unlock()
+	return s.Inject(Reaction(user, name, channel, ts, ets))
+}
+
+// Unreact is user removing their reaction name from message (channel,
+// ts): reaction_removed is delivered. Removing one not there delivers
+// nothing ("").
+func (s *Server) Unreact(user, name, channel, ts string) string {
+	s.mu.Lock()
+	key := channel + "/" + ts
+	rs := s.reactions[key]
+	found := false
+	for i := range rs {
+		if rs[i].name != name {
+			continue
+		}
+		for j, u := range rs[i].users {
+			if u == user {
+				rs[i].users = append(rs[i].users[:j:j], rs[i].users[j+1:]...)
+				found = true
+				break
+			}
+		}
+		if len(rs[i].users) == 0 {
+			rs = append(rs[:i:i], rs[i+1:]...)
+		}
+		break
+	}
+	s.reactions[key] = rs
+	ets := s.ts()
+	s.mu.Unlock()
+	if !found {
+		return ""
+	}
+	ev := Reaction(user, name, channel, ts, ets)
+	ev["type"] = "reaction_removed"
+	return s.Inject(ev)
+}
+
+// PostReply is user replying text in the thread of (channel, threadTS): the
+// reply is recorded and its message event delivered. It returns the
+// reply's ts and the envelope id.
+func (s *Server) PostReply(user, text, channel, threadTS string) (ts, env string) {
+	s.mu.Lock()
+	ts = s.ts()
+	s.messages = append(s.messages, Message{Channel: channel, TS: ts, Text: text, User: user, ThreadTS: threadTS})
+	s.mu.Unlock()
+	return ts, s.Inject(Reply(user, text, channel, threadTS, ts))
+}
+
+// PostBotReply is teamkit's own bot replying in the thread.
+func (s *Server) PostBotReply(text, channel, threadTS string) (ts, env string) {
+	s.mu.Lock()
+	ts = s.ts()
+	s.messages = append(s.messages, Message{Channel: channel, TS: ts, Text: text, User: BotUser, BotID: BotID, ThreadTS: threadTS})
+	s.mu.Unlock()
+	return ts, s.Inject(BotReply(BotID, BotUser, text, channel, threadTS, ts))
+}
+
+// EditReply is the author of reply (channel, ts) changing its text:
+// message_changed is delivered. It returns "" when there is no such reply.
+func (s *Server) EditReply(channel, ts, text string) string {
+	s.mu.Lock()
+	i := s.index(channel, ts)
+	if i < 0 || s.messages[i].ThreadTS == "" {
+		s.mu.Unlock()
+		return ""
+	}
+	m := &s.messages[i]
+	m.Text, m.Edited = text, true
+	user, thread := m.User, m.ThreadTS
+	s.mu.Unlock()
+	return s.Inject(Edit(user, text, channel, thread, ts))
+}
+
+// DeleteReply is the author deleting reply (channel, ts): it is gone from
+// the thread, and message_deleted is delivered. It returns "" when there
+// is no such reply.
+func (s *Server) DeleteReply(channel, ts string) string {
+	s.mu.Lock()
+	i := s.index(channel, ts)
+	if i < 0 || s.messages[i].ThreadTS == "" {
+		s.mu.Unlock()
+		return ""
+	}
+	m := s.messages[i]
+	s.messages = append(s.messages[:i:i], s.messages[i+1:]...)
+	s.mu.Unlock()
+	return s.Inject(map[string]any{"type": "message", "subtype": "message_deleted", "hidden": true, "channel": channel,
+		"channel_type": "channel", "ts": m.TS, "deleted_ts": m.TS, "event_ts": m.TS,
+		"previous_message": map[string]any{"type": "message", "user": m.User, "text": m.Text, "ts": m.TS, "thread_ts": m.ThreadTS}})
+}
+
+// LastReply is user's newest reply in the thread of (channel, threadTS).
+func (s *Server) LastReply(user, channel, threadTS string) (Message, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for i := len(s.messages) - 1; i >= 0; i-- {
+		m := s.messages[i]
+		if m.Channel == channel && m.ThreadTS == threadTS && m.TS != threadTS && m.User == user {
+			return m, true
+		}
+	}
+	return Message{}, false
 }
 
 // Inject delivers an Events API event (the inner "event" object) in an
