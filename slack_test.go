@@ -56,6 +56,7 @@ func setupSlack(e *testscript.Env) {
 //	slackfake waitconn N                 until N connections got their hello
 //	slackfake waitack [ENVELOPE_ID]      until every injected envelope (or that one) is acked
 //	slackfake waitcall METHOD [ERROR]    until METHOD was called (and answered ERROR)
+//	slackfake waitcalls METHOD N         until METHOD was called N times
 //	slackfake fail METHOD STATUS COUNT [RETRY_AFTER|after]   (COUNT -1: until heal)
 //	slackfake error METHOD CODE COUNT    HTTP 200 {"ok":false,"error":CODE}
 //	slackfake heal
@@ -65,7 +66,7 @@ func setupSlack(e *testscript.Env) {
 //	slackfake notoken DIR                no file under DIR holds a stand-in token
 func slackFake(ts *testscript.TestScript, neg bool, args []string) {
 	if neg || len(args) == 0 {
-		ts.Fatalf("usage: slackfake react|unreact|reply|edit|delete|bot|forge|join|raw|disconnect|dropack|waitconn|waitack|limit|fail|error|heal|messages|requests|acks|notoken ...")
+		ts.Fatalf("usage: slackfake react|unreact|reply|edit|delete|bot|forge|join|raw|disconnect|dropack|waitconn|waitack|waitcall|waitcalls|limit|fail|error|heal|messages|requests|acks|notoken ...")
 	}
 	st := ts.Value(slackKey{}).(*slackState)
 	s := st.srv
@@ -193,6 +194,19 @@ func slackFake(ts *testscript.TestScript, neg bool, args []string) {
 				}
 			}
 			return false
+		})
+	case "waitcalls":
+		want(3)
+		n, err := strconv.Atoi(args[2])
+		ts.Check(err)
+		wait(fmt.Sprintf("saw %d calls of %s", n, args[1]), func(v slacktest.View) bool {
+			got := 0
+			for _, r := range v.Requests() {
+				if r.Method == args[1] {
+					got++
+				}
+			}
+			return got >= n
 		})
 	case "fail":
 		if len(args) != 4 && len(args) != 5 {

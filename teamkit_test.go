@@ -92,6 +92,7 @@ var postgresScripts = []string{
 	"readme_walkthrough", "inbox_roundtrip", "inbox_bytes", "ready", "spawn_handshake",
 	"spawn_probe", "ask_local", "resume_question", "resume_concurrent", "resume_pause", "resume_crash",
 	"fleet", "inbox_fleet", "slack_question", "slack_approval", "slack_race", "slack_outage",
+	"slack_as_it_stands", "slack_db_outage",
 	"inbox_copy", "proc_hosts", "proc_stop", "proc_supervisor_crash", "resume_two_hosts", "inbox_slow_reader", "resume_stalled_reader", "resume_host", "proc_legacy_record",
 }
 
@@ -145,6 +146,7 @@ func scriptParams(t *testing.T, dir string, files []string) testscript.Params {
 			e.Setenv("GH_PATH", filepath.Join(work, "no-gh"))
 			e.Setenv("GH_CONFIG_DIR", filepath.Join(work, "gh-config"))
 			setupSlack(e)
+			setupOutage(e)
 			// The scripts that launch in tmux run their own server in
 			// $WORK/tmux; it goes even when the script fails before its
 			// own kill-server.
@@ -158,8 +160,11 @@ func scriptParams(t *testing.T, dir string, files []string) testscript.Params {
 			return nil
 		},
 		Condition: func(cond string) (bool, error) {
-			if cond == "pidns" {
+			switch cond {
+			case "pidns":
 				return canPidNS(), nil
+			case "postgres":
+				return files != nil, nil
 			}
 			return false, fmt.Errorf("unknown condition %q", cond)
 		},
@@ -179,6 +184,8 @@ func scriptParams(t *testing.T, dir string, files []string) testscript.Params {
 			"stalled":      stalled,
 			"fixture":      fixture,
 			"corrupt":      corruptTable,
+			"dbdown":       dbOutage("dbdown"),
+			"dbup":         dbOutage("dbup"),
 		},
 	}
 }
