@@ -48,3 +48,38 @@ func BenchmarkSlackReactionToRespawn(b *testing.B) {
 	}
 	b.ReportMetric(float64(total.Microseconds())/float64(b.N)/1000, "ms/reaction")
 }
+
+// BenchmarkSlackPass is what one resume pass costs with 25 approvals and 25
+// questions awaiting in Slack and nothing answered: one reactions.get or
+// conversations.replies each (reported as calls/pass), against the stand-in
+// on 127.0.0.1. Figures in docs/SCALING.md.
+func BenchmarkSlackPass(b *testing.B) {
+	f, s, cl := slackFixture(b)
+	ctx := context.Background()
+	r := slackResumer(f, f.db, cl)
+	for i := 0; i < 50; i++ {
+		kind := mailbox.KindApproval
+		if i%2 == 1 {
+			kind = mailbox.KindQuestion
+		}
+		a, err := PostSlack(ctx, f.db, cl, slacktest.Channel, SlackPeople{}, f.ask(fmt.Sprintf("w%d", i), "", kind, "Deploy?"), true)
+		if err != nil {
+			b.Fatal(err)
+		}
+		// Chatter that decides nothing: a stranger's ✅, a stranger's reply.
+		s.React("U0MALLORY", "white_check_mark", a.SlackChannel, a.SlackTS)
+		s.PostReply("U0MALLORY", "Looks fine to me.", a.SlackChannel, a.SlackTS)
+	}
+	before := len(s.Requests())
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if err := r.Once(ctx); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.StopTimer()
+	b.ReportMetric(float64(len(s.Requests())-before)/float64(b.N), "calls/pass")
+	if f.spawnCount() != 0 {
+		b.Fatalf("%d spawns", f.spawnCount())
+	}
+}

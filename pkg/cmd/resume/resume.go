@@ -66,8 +66,9 @@ func build(env *command.Env, h Hooks) *cli.App {
 			"resume pause|unpause <team>",
 		Description: "Deciders (who may approve): --deciders or $TEAMKIT_DECIDERS, comma-separated GitHub logins or @FILE\n" +
 			"(one login per line). GitHub: API base $GITHUB_API_URL, token $GH_TOKEN, $GITHUB_TOKEN or the gh login.\n" +
-			"Slack: with $TEAMKIT_SLACK_APP_TOKEN, --watch also listens over Socket Mode; a thread reply from\n" +
-			"$TEAMKIT_SLACK_ANSWERERS or the Slack deciders answers a question, only a ✅/❌ reaction from\n" +
+			"Slack: each pass reads the asks in Slack with $TEAMKIT_SLACK_BOT_TOKEN, as they stand; with\n" +
+			"$TEAMKIT_SLACK_APP_TOKEN, --watch also hears Slack's events, which make it read at once. A thread reply\n" +
+			"from $TEAMKIT_SLACK_ANSWERERS or the Slack deciders answers a question, only a ✅/❌ reaction from\n" +
 			"--slack-deciders or $TEAMKIT_SLACK_DECIDERS (Slack user IDs, a,b or @FILE) decides an approval.\n" +
 			"Exit status: 0 pass done (also when paused or when another resume of the team is running),\n" +
 			"1 failure (each reported on one line; every ask concerned stays awaiting), 64 usage error.\n\n" +
