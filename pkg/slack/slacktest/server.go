@@ -14,9 +14,10 @@
 // "error":"invalid_auth"} for a bad token, not_allowed_token_type for the
 // wrong kind of token, channel_not_found, HTTP 429 with Retry-After for a
 // rate limit (Fail, or a real per-method budget with Limit), reactions.get
-// listing only the first few users of a reaction unless full=true, message
-// metadata only with include_all_metadata, ts values
-// of the form "1764000000.000100" (Unix seconds and microseconds), and redelivery of every envelope not
+// listing only the first few users of a reaction unless full=true,
+// message_not_found and thread_not_found, message metadata only with
+// include_all_metadata, ts values of the form "1764000000.000100" (Unix
+// seconds and microseconds), and redelivery of every envelope not
 // acknowledged when a connection ends (with retry_attempt counted up).
 //
 // A test acts as people (React, PostReply, …), injects raw events (Inject,

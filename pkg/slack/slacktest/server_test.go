@@ -62,3 +62,63 @@ func TestWebAPIShapes(t *testing.T) {
 		t.Errorf("log %+v", reqs)
 	}
 }
+
+// reactions.get and conversations.replies as slack-go parses them: only a
+// few users of a reaction without full=true (the count always whole), the
+// thread as it stands (an edit's new text, a deletion gone), Slack's error
+// codes, and a per-method budget answering 429 with Retry-After.
+func TestReadShapes(t *testing.T) {
+	s := NewServer()
+	defer s.Close()
+	ctx := context.Background()
+	bot := slackgo.New(BotToken, slackgo.OptionAPIURL(s.APIURL()))
+	_, q, err := bot.PostMessageContext(ctx, Channel, slackgo.MsgOptionText("Deploy?", false))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, u := range []string{"U1", "U2", "U3", "U4", "U5"} {
+		if s.React(u, "white_check_mark", Channel, q) == "" {
+			t.Fatal("no event for a new reaction")
+		}
+	}
+	if s.React("U1", "white_check_mark", Channel, q) != "" || s.Unreact("U9", "x", Channel, q) != "" {
+		t.Error("an event for a change that changed nothing")
+	}
+	item := slackgo.ItemRef{Channel: Channel, Timestamp: q}
+	some, err := bot.GetReactionsContext(ctx, item, slackgo.GetReactionsParameters{})
+	if err != nil || len(some.Reactions) != 1 || some.Reactions[0].Count != 5 || len(some.Reactions[0].Users) != partialUsers {
+		t.Fatalf("reactions.get: %+v %v", some, err)
+	}
+	all, err := bot.GetReactionsContext(ctx, item, slackgo.GetReactionsParameters{Full: true})
+	if err != nil || len(all.Reactions[0].Users) != 5 {
+		t.Fatalf("reactions.get full: %+v %v", all, err)
+	}
+	if _, err := bot.GetReactionsContext(ctx, slackgo.ItemRef{Channel: Channel, Timestamp: "1.000001"}, slackgo.GetReactionsParameters{}); err == nil || err.Error() != "message_not_found" {
+		t.Errorf("reactions.get of no message: %v", err)
+	}
+
+	r1, _ := s.PostReply("U1", "Red.", Channel, q)
+	r2, _ := s.PostReply("U2", "Blue.", Channel, q)
+	s.EditReply(Channel, r2, "Green.")
+	s.DeleteReply(Channel, r1)
+	msgs, more, _, err := bot.GetConversationRepliesContext(ctx, &slackgo.GetConversationRepliesParameters{ChannelID: Channel, Timestamp: q})
+	if err != nil || more || len(msgs) != 2 || msgs[0].Timestamp != q || msgs[0].ReplyCount != 1 || msgs[1].Text != "Green." || msgs[1].Edited == nil {
+		t.Fatalf("conversations.replies: %+v %v", msgs, err)
+	}
+	if _, _, _, err := bot.GetConversationRepliesContext(ctx, &slackgo.GetConversationRepliesParameters{ChannelID: Channel, Timestamp: "1.000001"}); err == nil || err.Error() != "thread_not_found" {
+		t.Errorf("conversations.replies of no thread: %v", err)
+	}
+
+	s.Limit("reactions.get", 1, time.Minute)
+	if _, err := bot.GetReactionsContext(ctx, item, slackgo.GetReactionsParameters{}); err != nil {
+		t.Fatal(err)
+	}
+	var rl *slackgo.RateLimitedError
+	if _, err := bot.GetReactionsContext(ctx, item, slackgo.GetReactionsParameters{}); !errors.As(err, &rl) || rl.RetryAfter < time.Second || rl.RetryAfter > time.Minute {
+		t.Errorf("over budget: %v", err)
+	}
+	s.Limit("reactions.get", 0, 0)
+	if _, err := bot.GetReactionsContext(ctx, item, slackgo.GetReactionsParameters{}); err != nil {
+		t.Errorf("budget removed: %v", err)
+	}
+}
