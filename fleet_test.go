@@ -16,6 +16,7 @@ import (
 	"github.com/rogpeppe/go-internal/testscript"
 
 	"github.com/teamkit/teamkit/pkg/command"
+	"github.com/teamkit/teamkit/pkg/docgen"
 	"github.com/teamkit/teamkit/pkg/command/commandtest"
 )
 
@@ -136,7 +137,7 @@ func openPTY() (master, slave *os.File, err error) {
 // the commands' current definitions.
 func TestGeneratedDocs(t *testing.T) {
 	for name, app := range commands {
-		docs, err := command.Docs(name, app)
+		docs, err := docgen.Docs(name, app)
 		if err != nil {
 			t.Fatal(err)
 		}
