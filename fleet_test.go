@@ -16,8 +16,8 @@ import (
 	"github.com/rogpeppe/go-internal/testscript"
 
 	"github.com/teamkit/teamkit/pkg/command"
-	"github.com/teamkit/teamkit/pkg/docgen"
 	"github.com/teamkit/teamkit/pkg/command/commandtest"
+	"github.com/teamkit/teamkit/pkg/docgen"
 )
 
 // scriptEnviron is the script's environment as a list, for commands the
