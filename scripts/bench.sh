@@ -91,7 +91,9 @@ if [[ ${1:-} == --base ]]; then
 	echo "bench: building $ref and this tree into $work" >&2
 	mkdir -p "$work/base" "$work/src" "$bin/base" "$bin/new" "$work/empty"
 	git -C "$root" archive "$ref" | tar -x -C "$work/src"
-	(cd "$work/src" && go build -tags "$TAGS" -o "$bin/base/" ./cmd/inbox ./cmd/stale ./cmd/ready)
+	# A ref from before the tag existed does not build with it.
+	(cd "$work/src" && { go build -tags "$TAGS" -o "$bin/base/" ./cmd/inbox ./cmd/stale ./cmd/ready 2>/dev/null ||
+		go build -o "$bin/base/" ./cmd/inbox ./cmd/stale ./cmd/ready; })
 	(cd "$root" && go build -tags "$TAGS" -o "$bin/new/" ./cmd/inbox ./cmd/stale ./cmd/ready ./scripts/benchref ./scripts/benchfloor)
 	printf 'package main\n\nfunc main() {}\n' >"$work/empty/main.go"
 	(cd "$work/empty" && printf 'module empty\n' >go.mod && go build -o "$bin/empty" .)
