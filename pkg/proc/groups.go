@@ -112,19 +112,65 @@ func (gs Groups) Stop(grace time.Duration) {
 	}
 }
 
-// waitEmpty waits up to d for no group to have a live member.
+// waitEmpty waits up to d for no group to have a live member. It watches
+// the members it last found (one stat each) and scans all of /proc again
+// only once they are gone, to catch what they forked meanwhile: a scan
+// every poll, with a whole fleet's supervisors alive, costs more than the
+// stopping itself.
 func (gs Groups) waitEmpty(d time.Duration) bool {
 	deadline := time.Now().Add(d)
 	for {
-		empty := true
+		var pids []Stat
 		for _, m := range gs.Members() {
-			empty = empty && len(m) == 0
+			for _, pid := range m {
+				if s, err := ReadStat(pid); err == nil {
+					pids = append(pids, s)
+				}
+			}
 		}
-		if empty {
+		if len(pids) == 0 {
 			return true
 		}
-		if time.Now().After(deadline) {
-			return false
+		for {
+			pids = stillRunning(pids)
+			if len(pids) == 0 {
+				break
+			}
+			if time.Now().After(deadline) {
+				return false
+			}
+			time.Sleep(pollEvery)
+		}
+	}
+}
+
+// stillRunning is the processes of ps that still run: not gone, not
+// zombies, their pid not taken by another process since (start time).
+func stillRunning(ps []Stat) []Stat {
+	out := ps[:0]
+	for _, p := range ps {
+		if s, err := ReadStat(p.PID); err == nil && s.Start == p.Start && s.State != 'Z' && s.State != 'X' {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// WaitAllGone is WaitGone for many processes with one poll loop: it waits
+// up to d for all of ids to end, and returns those still alive.
+func WaitAllGone(ids []Identity, d time.Duration) []Identity {
+	deadline := time.Now().Add(d)
+	left := append([]Identity(nil), ids...)
+	for {
+		alive := left[:0]
+		for _, id := range left {
+			if id.Alive() {
+				alive = append(alive, id)
+			}
+		}
+		left = alive
+		if len(left) == 0 || time.Now().After(deadline) {
+			return left
 		}
 		time.Sleep(pollEvery)
 	}

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"sync"
 	"syscall"
 	"time"
 
@@ -118,7 +117,7 @@ func StopAll(ctx context.Context, db *mailbox.DB, agents []mailbox.Agent, o Stop
 	groups.Stop(o.Grace)
 	// The supervisors record the exit and leave once their agent is gone;
 	// one that does not is stopped itself, by its exact identity.
-	var wg sync.WaitGroup
+	var live []proc.Identity
 	for g, sup := range sups {
 		i := which[g]
 		if errs[i] != nil {
@@ -130,19 +129,19 @@ func StopAll(ctx context.Context, db *mailbox.DB, agents []mailbox.Agent, o Stop
 			}
 			continue
 		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			if !sup.WaitGone(o.Grace + 5*time.Second) {
-				sup.Signal(syscall.SIGTERM)
-				if !sup.WaitGone(o.Grace) {
-					sup.Signal(syscall.SIGKILL)
-					sup.WaitGone(5 * time.Second)
-				}
-			}
-		}()
+		live = append(live, sup)
 	}
-	wg.Wait()
+	if left := proc.WaitAllGone(live, o.Grace+5*time.Second); len(left) > 0 {
+		for _, sup := range left {
+			sup.Signal(syscall.SIGTERM)
+		}
+		if left = proc.WaitAllGone(left, o.Grace); len(left) > 0 {
+			for _, sup := range left {
+				sup.Signal(syscall.SIGKILL)
+			}
+			proc.WaitAllGone(left, 5*time.Second)
+		}
+	}
 	team := agents[0].Team
 	runs := map[string]string{} // name → the run whose exit record is awaited
 	for g, sup := range sups {
