@@ -82,7 +82,7 @@ paired() {
 mem() {
 	local label=$1 out
 	shift
-	out=$(/usr/bin/time -f '%M %R' "$@" 2>&1 >/dev/null | tail -1)
+	out=$({ /usr/bin/time -f '%M %R' "$@" 2>&1 >/dev/null || true; } | tail -1) # stale exits 2 when it lists
 	printf '| %-44s | %8.1f | %8s |\n' "$label" "$(awk -v k="${out% *}" 'BEGIN { print k / 1024 }')" "${out#* }"
 }
 
