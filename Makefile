@@ -8,6 +8,9 @@ endif
 # The version --version prints: the tag or commit of this checkout.
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null)
 LDFLAGS := -X github.com/teamkit/teamkit/pkg/command.version=$(VERSION)
+# urfave/cli's man-page renderer (go-md2man, blackfriday) stays out of the
+# commands: only make docs (pkg/docgen) renders man pages.
+TAGS    := urfave_cli_no_docs
 
 # The real agent CLIs the built-in types are tested with (TestAgents), at the
 # versions the README names, in a cache outside the repository.
@@ -18,7 +21,7 @@ AGENT_CLIS := @anthropic-ai/claude-code@2.1.197 @openai/codex@0.171.0 @google/ge
 .PHONY: install demo test bench bench-agents fuzz docs agent-clis
 
 install:
-	$(GO) install -ldflags "$(LDFLAGS)" ./cmd/...
+	$(GO) install -tags $(TAGS) -ldflags "$(LDFLAGS)" ./cmd/...
 
 # Man pages (docs/man) and bash/zsh/fish completions (completions/), made
 # from the commands' definitions; TestGeneratedDocs checks they are current.

@@ -17,6 +17,7 @@ import (
 
 	"github.com/teamkit/teamkit/pkg/command"
 	"github.com/teamkit/teamkit/pkg/command/commandtest"
+	"github.com/teamkit/teamkit/pkg/docgen"
 )
 
 // scriptEnviron is the script's environment as a list, for commands the
@@ -136,7 +137,7 @@ func openPTY() (master, slave *os.File, err error) {
 // the commands' current definitions.
 func TestGeneratedDocs(t *testing.T) {
 	for name, app := range commands {
-		docs, err := command.Docs(name, app)
+		docs, err := docgen.Docs(name, app)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -21,6 +21,21 @@
 #
 #   scripts/bench.sh             # RUNS=31
 #   RUNS=101 scripts/bench.sh
+#   scripts/bench.sh --base REF  # this tree against REF, paired (below)
+#   scripts/bench.sh --fleet N   # N agents: spawn 10 at a time, list, stop --all
+#
+# --base REF builds inbox, stale and ready from the git ref REF (git archive
+# into a temporary directory) and from this tree, and runs each command of
+# both, alternately, RUNS times: each pair's ratio is taken in the same
+# moment, so a busy machine shifts both sides alike, and the median ratio
+# shows a regression even where the absolute times wander. Each is also
+# paired with the floor: scripts/benchfloor (open the SQLite file, one
+# statement) and, for --version, an empty Go main. GNU time's peak RSS and
+# minor page faults are printed for one run of each.
+#
+# --fleet N spawns N trivial agents (sleep, no handshake) 10 at a time,
+# times spawn list at N agents paired with a one-agent team, and spawn stop
+# --all (grace 2s).
 set -euo pipefail
 
 RUNS=${RUNS:-31}
@@ -29,9 +44,130 @@ work=$(mktemp -d "${TMPDIR:-/tmp}/teamkit-bench.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 bin=$work/bin
 mkdir -p "$bin"
+# The tags make install builds the commands with.
+TAGS=urfave_cli_no_docs
+
+# tick sets T to the time in microseconds, without forking when it can.
+if [[ -n ${EPOCHREALTIME:-} ]]; then
+	tick() { T=${EPOCHREALTIME/[.,]/}; }
+else
+	tick() { T=$(($(date +%s%N) / 1000)); }
+fi
+
+# median of the arguments (one a line), as is.
+median() {
+	printf '%s\n' "$@" | sort -g | awk '{a[NR] = $1}
+		END { m = (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2; print m }'
+}
+
+# paired LABEL A… -- B…: RUNS alternating runs of A and B (after 3 of each
+# untimed); prints A's and B's median ms and the median of the B/A ratios.
+paired() {
+	local label=$1 a=() b=() i t0 ta tb ras=() tas=() tbs=()
+	shift
+	while [[ $1 != -- ]]; do a+=("$1"); shift; done
+	shift
+	b=("$@")
+	for i in 1 2 3; do "${a[@]}" >/dev/null 2>&1 || true; "${b[@]}" >/dev/null 2>&1 || true; done
+	for ((i = 0; i < RUNS; i++)); do
+		tick; t0=$T; "${a[@]}" >/dev/null 2>&1 || true; tick; ta=$((T - t0))
+		tick; t0=$T; "${b[@]}" >/dev/null 2>&1 || true; tick; tb=$((T - t0))
+		tas+=("$ta"); tbs+=("$tb"); ras+=("$(awk -v a="$ta" -v b="$tb" 'BEGIN { printf "%.4f", b / a }')")
+	done
+	printf '| %-44s | %8.2f | %8.2f | %6.2f |\n' "$label" "$(median "${tas[@]}" | awk '{print $1 / 1000}')" \
+		"$(median "${tbs[@]}" | awk '{print $1 / 1000}')" "$(median "${ras[@]}")"
+}
+
+# mem LABEL CMD…: peak RSS (MB) and minor page faults of one run.
+mem() {
+	local label=$1 out
+	shift
+	out=$({ /usr/bin/time -f '%M %R' "$@" 2>&1 >/dev/null || true; } | tail -1) # stale exits 2 when it lists
+	printf '| %-44s | %8.1f | %8s |\n' "$label" "$(awk -v k="${out% *}" 'BEGIN { print k / 1024 }')" "${out#* }"
+}
+
+if [[ ${1:-} == --base ]]; then
+	ref=${2:?usage: scripts/bench.sh --base REF}
+	echo "bench: building $ref and this tree into $work" >&2
+	mkdir -p "$work/base" "$work/src" "$bin/base" "$bin/new" "$work/empty"
+	git -C "$root" archive "$ref" | tar -x -C "$work/src"
+	# A ref from before the tag existed does not build with it.
+	(cd "$work/src" && { go build -tags "$TAGS" -o "$bin/base/" ./cmd/inbox ./cmd/stale ./cmd/ready 2>/dev/null ||
+		go build -o "$bin/base/" ./cmd/inbox ./cmd/stale ./cmd/ready; })
+	(cd "$root" && go build -tags "$TAGS" -o "$bin/new/" ./cmd/inbox ./cmd/stale ./cmd/ready ./scripts/benchref ./scripts/benchfloor)
+	printf 'package main\n\nfunc main() {}\n' >"$work/empty/main.go"
+	(cd "$work/empty" && printf 'module empty\n' >go.mod && go build -o "$bin/empty" .)
+	db=$work/base.db
+	export TEAMKIT_DB=$db
+	"$bin/new/inbox" list crew >/dev/null 2>&1
+	"$bin/new/benchref" -seed 1000 "$db"
+	B=$bin/base N=$bin/new
+	echo "load average: $(cut -d' ' -f1-3 /proc/loadavg), $(nproc) cores; $RUNS pairs each"
+	echo
+	echo "## This tree against $ref ($(git -C "$root" rev-parse --short "$ref"))"
+	echo
+	printf '| %-44s | %8s | %8s | %6s |\n' "command (A = $ref, B = this tree)" "A ms" "B ms" "B / A"
+	printf '|%s|%s|%s|%s|\n' "----------------------------------------------" "----------" "----------" "--------"
+	paired "inbox --version" "$B/inbox" --version -- "$N/inbox" --version
+	paired "inbox send" "$B/inbox" send crew w1 hello -- "$N/inbox" send crew w1 hello
+	paired "inbox drain (empty)" "$B/inbox" drain crew nobody -- "$N/inbox" drain crew nobody
+	paired "stale crew --min 10 (~300 listed)" "$B/stale" crew --min 10 -- "$N/stale" crew --min 10
+	paired "stale crew --min 100000 (none)" "$B/stale" crew --min 100000 -- "$N/stale" crew --min 100000
+	paired "ready check crew w1" "$B/ready" check crew w1 -- "$N/ready" check crew w1
+	echo
+	echo "## This tree against the floor"
+	echo
+	printf '| %-44s | %8s | %8s | %6s |\n' "command (A = floor, B = this tree)" "A ms" "B ms" "B / A"
+	printf '|%s|%s|%s|%s|\n' "----------------------------------------------" "----------" "----------" "--------"
+	paired "inbox --version / empty main" "$bin/empty" -- "$N/inbox" --version
+	paired "inbox send / benchfloor" "$N/benchfloor" "$db" -- "$N/inbox" send crew w1 hello
+	paired "inbox drain (empty) / benchfloor" "$N/benchfloor" "$db" -- "$N/inbox" drain crew nobody
+	paired "stale (~300 listed) / benchfloor" "$N/benchfloor" "$db" -- "$N/stale" crew --min 10
+	paired "stale (none) / benchfloor" "$N/benchfloor" "$db" -- "$N/stale" crew --min 100000
+	paired "ready check / benchfloor" "$N/benchfloor" "$db" -- "$N/ready" check crew w1
+	echo
+	echo "## Peak RSS and minor page faults (one run each)"
+	echo
+	printf '| %-44s | %8s | %8s |\n' "program" "RSS MB" "faults"
+	printf '|%s|%s|%s|\n' "----------------------------------------------" "----------" "----------"
+	mem "empty main" "$bin/empty"
+	mem "benchfloor" "$N/benchfloor" "$db"
+	for v in base new; do
+		mem "inbox --version ($v)" "$bin/$v/inbox" --version
+		mem "inbox drain, empty ($v)" "$bin/$v/inbox" drain crew nobody
+		mem "stale, ~300 listed ($v)" "$bin/$v/stale" crew --min 10
+	done
+	exit 0
+fi
+
+if [[ ${1:-} == --fleet ]]; then
+	n=${2:?usage: scripts/bench.sh --fleet N}
+	(cd "$root" && go build -tags "$TAGS" -o "$bin/" ./cmd/spawn ./cmd/inbox)
+	export TEAMKIT_DB=$work/fleet.db TEAMKIT_TYPES=$work/types XDG_STATE_HOME=$work/state HOME=$work
+	mkdir -p "$TEAMKIT_TYPES/idle"
+	printf '%s\n' 'command=sleep 3600' 'boot=stdin' >"$TEAMKIT_TYPES/idle/type.conf"
+	echo "load average: $(cut -d' ' -f1-3 /proc/loadavg), $(nproc) cores"
+	"$bin/spawn" idle a0 --team solo >/dev/null
+	tick; t0=$T
+	for ((i = 0; i < n; i += 10)); do
+		for ((j = i; j < i + 10 && j < n; j++)); do "$bin/spawn" idle "a$j" --team fleet >/dev/null & done
+		wait
+	done
+	tick; echo "spawn $n agents, 10 at a time: $(((T - t0) / 1000)) ms"
+	running=$("$bin/spawn" list fleet | grep -c ' running ' || true)
+	echo "running: $running of $n"
+	printf '| %-44s | %8s | %8s | %6s |\n' "command" "A ms" "B ms" "B / A"
+	printf '|%s|%s|%s|%s|\n' "----------------------------------------------" "----------" "----------" "--------"
+	paired "spawn list: $n agents (B) / 1 agent (A)" "$bin/spawn" list solo -- "$bin/spawn" list fleet
+	tick; t0=$T
+	"$bin/spawn" stop fleet --all --grace 2s >/dev/null
+	tick; echo "spawn stop --all on $n agents, grace 2s: $(((T - t0) / 1000)) ms"
+	"$bin/spawn" stop solo --all --grace 2s >/dev/null
+	exit 0
+fi
 
 echo "bench: building into $bin" >&2
-(cd "$root" && go build -o "$bin/" ./cmd/inbox ./cmd/stale ./scripts/benchref)
+(cd "$root" && go build -tags "$TAGS" -o "$bin/" ./cmd/inbox ./cmd/stale ./cmd/teamkit-postgres ./scripts/benchref)
 
 BACKENDS=${BACKENDS:-sqlite postgres}
 declare -A DB=([sqlite_1k]=$work/1k.db [sqlite_1M]=$work/1M.db)
@@ -51,13 +187,6 @@ for b in $BACKENDS; do
 		"$bin/benchref" -seed "${SIZE[$s]}" "${DB[${b}_$s]}"
 	done
 done
-
-# tick sets T to the time in microseconds, without forking when it can.
-if [[ -n ${EPOCHREALTIME:-} ]]; then
-	tick() { T=${EPOCHREALTIME/[.,]/}; }
-else
-	tick() { T=$(($(date +%s%N) / 1000)); }
-fi
 
 # run CMD…: output discarded; exit 0, or 2 (stale found messages), is success.
 run() {

@@ -6,6 +6,9 @@ import (
 
 	"github.com/teamkit/teamkit/pkg/cmd/ask"
 	"github.com/teamkit/teamkit/pkg/command"
+	// ask serves SQLite and PostgreSQL mailboxes itself (inbox, stale and
+	// ready hand PostgreSQL to teamkit-postgres instead).
+	_ "github.com/teamkit/teamkit/pkg/mailbox/pgdriver"
 )
 
 func main() { os.Exit(command.Main(ask.App)) }

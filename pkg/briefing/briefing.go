@@ -13,6 +13,7 @@ import (
 	_ "embed"
 	"fmt"
 	"strings"
+	"sync"
 	"text/template"
 )
 
@@ -23,9 +24,12 @@ const CoreTemplate = "teamkit"
 //go:embed teamkit.tmpl
 var coreText string
 
-// core is parsed once; Render clones it so type templates never see each
-// other's definitions.
-var core = template.Must(template.New(CoreTemplate).Option("missingkey=error").Parse(coreText))
+// core is parsed once, on first use (not at every command's start: most
+// never render a briefing); Render clones it so type templates never see
+// each other's definitions.
+var core = sync.OnceValue(func() *template.Template {
+	return template.Must(template.New(CoreTemplate).Option("missingkey=error").Parse(coreText))
+})
 
 // Data is what a briefing template can refer to.
 type Data struct {
@@ -76,7 +80,7 @@ func (c Commands) withDefaults() Commands {
 // the type's template.md), with the shared "teamkit" template available to
 // it, and returns the briefing. A briefing that comes out blank is an error.
 func Render(name, tmpl string, d Data) (string, error) {
-	set, err := core.Clone()
+	set, err := core().Clone()
 	if err != nil {
 		return "", fmt.Errorf("briefing template %s: %w", name, err)
 	}

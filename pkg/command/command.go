@@ -131,13 +131,19 @@ type App struct {
 }
 
 // Main runs app as the real process and returns the exit code for os.Exit.
-func Main(app App) int {
+func Main(app App) int { return mainArgs(app, os.Args) }
+
+func mainArgs(app App, args []string) int {
+	env := OS()
+	if code, ok := handOff(app, args, env); ok {
+		return code
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	// After the first signal, the default action again: a second Ctrl-C
 	// stops a command that is blocked where it cannot see ctx.
 	go func() { <-ctx.Done(); stop() }()
-	return Run(ctx, app, OS(), os.Args)
+	return Run(ctx, app, env, args)
 }
 
 // Run runs app with args (args[0] is the program name) and returns the exit

@@ -12,32 +12,22 @@ import (
 // Shells completion scripts are generated for.
 var Shells = []string{"bash", "zsh", "fish"}
 
-// Docs are the generated files of one command — its man page and its
-// completion scripts — by path relative to the repository root, made from
-// the same urfave/cli definitions the command runs with. `make docs` writes
-// them; a test checks the committed ones are current.
-func Docs(name string, app App) (map[string]string, error) {
+// ForDocs is app as its generated man page and completions describe it:
+// built against an empty environment, without a version (the files must
+// not change with every commit). The man page is made elsewhere (package
+// docgen, run by `make docs`): its markdown renderer would otherwise be
+// linked, and initialized, in every command.
+func ForDocs(app App) *cli.App {
 	a := prepare(app, &Env{Stdin: strings.NewReader(""), Stdout: io.Discard, Stderr: io.Discard,
 		Getenv: func(string) string { return "" }, Environ: func() []string { return nil }})
-	a.Version = "" // the files must not change with every commit
+	a.Version = ""
 	a.HideVersion = false
-	out := map[string]string{}
-	man, err := manPage(a)
-	if err != nil {
-		return nil, err
-	}
-	out["docs/man/"+name+".1"] = man
-	for _, sh := range Shells {
-		s, err := Completion(a, sh)
-		if err != nil {
-			return nil, err
-		}
-		out[completionPath(name, sh)] = s
-	}
-	return out, nil
+	return a
 }
 
-func completionPath(name, shell string) string {
+// CompletionPath is where the completion script of command name for shell
+// is committed, relative to the repository root.
+func CompletionPath(name, shell string) string {
 	switch shell {
 	case "zsh":
 		return "completions/zsh/_" + name
@@ -136,24 +126,4 @@ func Verbs(app App) []string {
 		out = append(out, c.Name)
 	}
 	return out
-}
-
-// manPage renders a's man page. urfave/cli writes it as markdown first,
-// where "<team>" reads as an HTML tag and vanishes, so the angle brackets
-// of the help text are written as entities for the markdown step.
-func manPage(a *cli.App) (string, error) {
-	esc := strings.NewReplacer("<", "&lt;", ">", "&gt;")
-	a.Description, a.UsageText, a.ArgsUsage = esc.Replace(a.Description), esc.Replace(a.UsageText), esc.Replace(a.ArgsUsage)
-	var walk func([]*cli.Command)
-	walk = func(cs []*cli.Command) {
-		for _, c := range cs {
-			c.Description, c.UsageText, c.ArgsUsage = esc.Replace(c.Description), esc.Replace(c.UsageText), esc.Replace(c.ArgsUsage)
-			walk(c.Subcommands)
-		}
-	}
-	walk(a.Commands)
-	man, err := a.ToManWithSection(1)
-	// The roff renderer passes the entities through; roff itself wants the
-	// characters.
-	return strings.NewReplacer("&lt;", "<", "&gt;", ">").Replace(man), err
 }

@@ -59,7 +59,9 @@ func moduleRoot(t testing.TB) string {
 	return filepath.Dir(mod)
 }
 
-// inboxBinary builds cmd/inbox once per test binary run.
+// inboxBinary builds cmd/inbox once per test binary run, with
+// teamkit-postgres beside it (as go install puts them), which inbox runs
+// for a postgres:// mailbox.
 func inboxBinary(t testing.TB) string {
 	t.Helper()
 	buildOnce.Do(func() {
@@ -69,10 +71,10 @@ func inboxBinary(t testing.TB) string {
 			return
 		}
 		inboxPath = filepath.Join(binDir, "inbox")
-		cmd := exec.Command("go", "build", "-o", inboxPath, "./cmd/inbox")
+		cmd := exec.Command("go", "build", "-o", binDir+string(filepath.Separator), "./cmd/inbox", "./cmd/teamkit-postgres")
 		cmd.Dir = root
 		if out, err := cmd.CombinedOutput(); err != nil {
-			buildErr = fmt.Errorf("go build ./cmd/inbox: %v\n%s", err, out)
+			buildErr = fmt.Errorf("go build ./cmd/inbox ./cmd/teamkit-postgres: %v\n%s", err, out)
 		}
 	})
 	if buildErr != nil {

@@ -4,9 +4,6 @@ import (
 	"database/sql"
 	"testing"
 	"time"
-
-	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/stdlib"
 )
 
 // OpenRaw opens the mailbox at path (a file or a postgres:// URL) with
@@ -16,11 +13,11 @@ func OpenRaw(path string) (*sql.DB, error) {
 	if !IsPostgres(path) {
 		return sql.Open("sqlite", "file:"+path+"?_busy_timeout=5000&_journal_mode=WAL")
 	}
-	cfg, err := pgx.ParseConfig(path)
+	c, _, err := pgClient.Connector(path, PostgresOptions{ConnectTimeout: DefaultConnectTimeout, LockTimeout: DefaultBusyTimeout, Rebind: rebind})
 	if err != nil {
 		return nil, err
 	}
-	return sql.OpenDB(rebindConnector{stdlib.GetConnector(*cfg)}), nil
+	return sql.OpenDB(c), nil
 }
 
 // Rebind is rebind, for its unit test.

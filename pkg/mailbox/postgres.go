@@ -10,13 +10,60 @@ import (
 	"fmt"
 	"strings"
 	"time"
-
-	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgconn"
-	"github.com/jackc/pgx/v5/stdlib"
 )
 
 type pgBackend struct{}
+
+// PostgresClient is the PostgreSQL wire client the backend runs over:
+// pgx, registered by package pgdriver. It is an interface so that a binary
+// for SQLite mailboxes does not link pgx, TLS and x509 and run their
+// initializers at every start (docs/BENCHMARKS.md).
+type PostgresClient interface {
+	// Connector parses a postgres:// URL into a database/sql connector
+	// whose connections pass each query through o.Rebind, and returns the
+	// URL's password (to scrub it from errors). Its error never quotes
+	// the password.
+	Connector(rawURL string, o PostgresOptions) (c driver.Connector, password string, err error)
+	// ErrorCode is the SQLSTATE of a server's error, or "".
+	ErrorCode(err error) string
+	// IsConnectError reports a failure to reach or log in to the server.
+	IsConnectError(err error) bool
+	// Listen LISTENs on channel on a connection (what sql.Conn.Raw
+	// hands out).
+	Listen(ctx context.Context, conn any, channel string) (PostgresListener, error)
+}
+
+// PostgresListener is a connection that LISTENs.
+type PostgresListener interface {
+	// Wait waits up to d for a notification: its payload and true, or
+	// false when d passed. An error means the connection is lost (or ctx
+	// ended).
+	Wait(ctx context.Context, d time.Duration) (payload string, ok bool, err error)
+	// Unlisten ends every LISTEN, so the connection can go back to the
+	// pool.
+	Unlisten(ctx context.Context) error
+}
+
+// PostgresOptions are teamkit's connection settings for PostgresClient.
+type PostgresOptions struct {
+	// ConnectTimeout bounds a connection attempt when the URL sets no
+	// connect_timeout.
+	ConnectTimeout time.Duration
+	// LockTimeout is the server's lock_timeout (the busy timeout).
+	LockTimeout time.Duration
+	// Rebind turns each query's portable SQL into PostgreSQL's.
+	Rebind func(string) string
+}
+
+// pgClient is the registered client; nil in a binary without one.
+var pgClient PostgresClient
+
+// RegisterPostgres makes c the PostgreSQL client (package pgdriver calls
+// it when imported).
+func RegisterPostgres(c PostgresClient) { pgClient = c }
+
+// HasPostgres reports whether this binary can open a postgres:// mailbox.
+func HasPostgres() bool { return pgClient != nil }
 
 // DefaultConnectTimeout bounds a connection attempt when the URL sets no
 // connect_timeout: a command run by cron should fail, not hang.
@@ -24,27 +71,17 @@ const DefaultConnectTimeout = 10 * time.Second
 
 func openPostgres(ctx context.Context, rawURL string, o Options) (*DB, error) {
 	display := redact(rawURL)
-	cfg, err := pgx.ParseConfig(rawURL)
+	if pgClient == nil {
+		return nil, &Error{Op: "open mailbox", Path: display, Kind: ErrBackend,
+			Err: errors.New("this program was built without the PostgreSQL client")}
+	}
+	conn, password, err := pgClient.Connector(rawURL, PostgresOptions{
+		ConnectTimeout: DefaultConnectTimeout, LockTimeout: o.BusyTimeout, Rebind: rebind})
 	if err != nil {
-		// pgconn's parse errors already hide the password.
-		return nil, &Error{Op: "open mailbox", Path: display, Kind: ErrBackend, Err: errors.Unwrap(err)}
+		return nil, &Error{Op: "open mailbox", Path: display, Kind: ErrBackend, Err: err}
 	}
-	if cfg.ConnectTimeout == 0 {
-		cfg.ConnectTimeout = DefaultConnectTimeout
-	}
-	if _, ok := cfg.RuntimeParams["application_name"]; !ok {
-		cfg.RuntimeParams["application_name"] = "teamkit"
-	}
-	// The busy timeout is how long a statement waits for a lock (another
-	// process's serialized transaction, a row it holds).
-	cfg.RuntimeParams["lock_timeout"] = fmt.Sprint(o.BusyTimeout.Milliseconds())
-	if !strings.Contains(rawURL, "default_query_exec_mode") {
-		// Every command is a short process that runs each query once or
-		// twice: one round trip each, instead of prepare-then-execute.
-		cfg.DefaultQueryExecMode = pgx.QueryExecModeExec
-	}
-	sdb := sql.OpenDB(rebindConnector{stdlib.GetConnector(*cfg)})
-	d := &DB{db: sdb, be: pgBackend{}, path: display, now: o.Now, secret: cfg.Password}
+	sdb := sql.OpenDB(conn)
+	d := &DB{db: sdb, be: pgBackend{}, path: display, now: o.Now, secret: password}
 	if err := sdb.PingContext(ctx); err != nil {
 		sdb.Close()
 		return nil, d.fail("open mailbox", err)
@@ -55,9 +92,8 @@ func openPostgres(ctx context.Context, rawURL string, o Options) (*DB, error) {
 func (pgBackend) name() string { return "postgres" }
 
 func (pgBackend) kindOf(err error) error {
-	var pe *pgconn.PgError
-	if errors.As(err, &pe) {
-		switch pe.Code {
+	if code := pgClient.ErrorCode(err); code != "" {
+		switch code {
 		case "55P03", "40P01": // lock_not_available, deadlock_detected
 			return ErrLocked
 		case "25006", "42501": // read_only_sql_transaction, insufficient_privilege
@@ -69,8 +105,7 @@ func (pgBackend) kindOf(err error) error {
 		}
 		return nil
 	}
-	var ce *pgconn.ConnectError
-	if errors.As(err, &ce) {
+	if pgClient.IsConnectError(err) {
 		return ErrConnect
 	}
 	return nil
@@ -117,9 +152,8 @@ func (pgBackend) migrationDir() string { return "migrations/postgres" }
 func (pgBackend) version(ctx context.Context, q querier) (int, error) {
 	var v int
 	err := q.QueryRowContext(ctx, `SELECT version FROM teamkit_schema`).Scan(&v)
-	var pe *pgconn.PgError
 	switch {
-	case errors.As(err, &pe) && pe.Code == "42P01": // undefined_table: a fresh database
+	case pgClient.ErrorCode(err) == "42P01": // undefined_table: a fresh database
 		return 0, nil
 	case errors.Is(err, sql.ErrNoRows):
 		return 0, nil
@@ -225,13 +259,13 @@ func listenOnce(ctx context.Context, d *DB, team string, deadline time.Time, che
 		return false, fmt.Errorf("%w: %w", errListenLost, err)
 	}
 	err = conn.Raw(func(dc any) error {
-		pc := dc.(rebindConn).Conn.Conn()
-		if _, err := pc.Exec(ctx, "LISTEN "+pgx.Identifier{channel}.Sanitize()); err != nil {
+		l, err := pgClient.Listen(ctx, dc, channel)
+		if err != nil {
 			return fmt.Errorf("%w: %w", errListenLost, err)
 		}
 		defer func() {
 			if err == nil {
-				_, err = pc.Exec(context.Background(), "UNLISTEN *")
+				err = l.Unlisten(context.Background())
 			}
 		}()
 		for {
@@ -247,20 +281,15 @@ func listenOnce(ctx context.Context, d *DB, team string, deadline time.Time, che
 					}
 					wait = min(wait, left)
 				}
-				wctx, cancel := context.WithTimeout(ctx, wait)
-				n, err := pc.WaitForNotification(wctx)
-				cancel()
+				payload, ok, err := l.Wait(ctx, wait)
 				if ctx.Err() != nil {
 					return ctx.Err()
 				}
 				if err != nil {
-					if errors.Is(err, context.DeadlineExceeded) && !pc.IsClosed() {
-						break // the safety poll, or the deadline
-					}
 					return driver.ErrBadConn
 				}
-				if n.Payload == team {
-					break
+				if !ok || payload == team {
+					break // the safety poll, the deadline, or our team
 				}
 			}
 		}
@@ -291,36 +320,6 @@ func (pgBackend) afterCopy(ctx context.Context, tx *sql.Tx) error {
 		}
 	}
 	return nil
-}
-
-// rebindConnector hands out connections that rebind each query.
-type rebindConnector struct{ driver.Connector }
-
-func (c rebindConnector) Connect(ctx context.Context) (driver.Conn, error) {
-	dc, err := c.Connector.Connect(ctx)
-	if err != nil {
-		return nil, err
-	}
-	return rebindConn{dc.(*stdlib.Conn)}, nil
-}
-
-// rebindConn is pgx's database/sql connection with every query passed
-// through rebind on its way in, so the store's queries are written once.
-// Embedding keeps every optional driver interface pgx implements.
-type rebindConn struct{ *stdlib.Conn }
-
-func (c rebindConn) Prepare(q string) (driver.Stmt, error) { return c.Conn.Prepare(rebind(q)) }
-
-func (c rebindConn) PrepareContext(ctx context.Context, q string) (driver.Stmt, error) {
-	return c.Conn.PrepareContext(ctx, rebind(q))
-}
-
-func (c rebindConn) ExecContext(ctx context.Context, q string, args []driver.NamedValue) (driver.Result, error) {
-	return c.Conn.ExecContext(ctx, rebind(q), args)
-}
-
-func (c rebindConn) QueryContext(ctx context.Context, q string, args []driver.NamedValue) (driver.Rows, error) {
-	return c.Conn.QueryContext(ctx, rebind(q), args)
 }
 
 // rebind turns the store's portable SQL into PostgreSQL's: each ? outside

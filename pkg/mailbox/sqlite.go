@@ -209,7 +209,11 @@ func (sqliteBackend) watch(ctx context.Context, d *DB, _ string, deadline time.T
 	if w, err := fsnotify.NewWatcher(); err != nil {
 		poll = sqliteFallbackPoll
 	} else {
-		defer w.Close()
+		// Closing an inotify descriptor waits in the kernel for its
+		// watches to be torn down (an RCU grace period: ~3 ms measured),
+		// which a waiter would pay between printing and exiting. Closed
+		// on the side, it overlaps closing the database, or the exit.
+		defer func() { go w.Close() }()
 		if err := w.Add(filepath.Dir(d.path)); err != nil {
 			poll = sqliteFallbackPoll
 		} else {

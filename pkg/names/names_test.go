@@ -2,6 +2,7 @@ package names
 
 import (
 	"errors"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -23,5 +24,28 @@ func TestCheck(t *testing.T) {
 		if !strings.Contains(err.Error(), "team name") {
 			t.Errorf("Check(%q) message %q does not say which kind of name", s, err)
 		}
+	}
+}
+
+// valid is Pattern written out: the two agree on every string of up to
+// three bytes drawn from the interesting characters, and at the length
+// limit.
+func TestValidIsPattern(t *testing.T) {
+	re := regexp.MustCompile(`^` + Pattern + `$`)
+	chars := []byte("aZ09._-/ \x00\xc3é")
+	var try func(s string)
+	try = func(s string) {
+		if valid(s) != re.MatchString(s) {
+			t.Errorf("valid(%q) = %v, Pattern says %v", s, valid(s), re.MatchString(s))
+		}
+		if len(s) < 3 {
+			for _, c := range chars {
+				try(s + string(c))
+			}
+		}
+	}
+	try("")
+	for _, s := range []string{strings.Repeat("a", 64), strings.Repeat("a", 65), "a" + strings.Repeat("-", 63), "a" + strings.Repeat(".", 64)} {
+		try(s)
 	}
 }

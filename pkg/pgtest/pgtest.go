@@ -39,6 +39,11 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	// Every test that gets a PostgreSQL URL here opens it with the
+	// mailbox's PostgreSQL client, which the shipped inbox, stale and
+	// ready leave out.
+	_ "github.com/teamkit/teamkit/pkg/mailbox/pgdriver"
 )
 
 // EnvURL names the variable that points the tests at an existing server.

@@ -44,9 +44,6 @@ type StopOptions struct {
 // was running, ErrRemote for a run on another host (its processes can only
 // be stopped there).
 func Stop(ctx context.Context, db *mailbox.DB, team, name string, o StopOptions) (mailbox.Agent, error) {
-	if o.Grace <= 0 {
-		o.Grace = launch.DefaultGrace
-	}
 	a, err := db.Agent(ctx, team, name)
 	if err != nil {
 		return a, err
@@ -54,45 +51,139 @@ func Stop(ctx context.Context, db *mailbox.DB, team, name string, o StopOptions)
 	if o.Run != "" && a.Run != o.Run {
 		return a, fmt.Errorf("%w: %s/%s run %s (its latest run is %s)", ErrNotRunning, team, name, o.Run, a.Run)
 	}
+	got, errs := StopAll(ctx, db, []mailbox.Agent{a}, o)
+	return got[0], errs[0]
+}
+
+// StopAll is Stop for every agent of agents (records of one team) at once:
+// SIGTERM to all their processes, found in one pass over /proc, then one
+// grace for them all, SIGKILL to what remains, then one wait for the
+// supervisors' exit records. 200 agents stop in about the grace, where
+// one after another took 105 ms each beyond it. The results are in agents'
+// order, with Stop's errors.
+func StopAll(ctx context.Context, db *mailbox.DB, agents []mailbox.Agent, o StopOptions) ([]mailbox.Agent, []error) {
+	if o.Grace <= 0 {
+		o.Grace = launch.DefaultGrace
+	}
+	out := append([]mailbox.Agent(nil), agents...)
+	errs := make([]error, len(agents))
 	here := roster.Here{Host: o.Host, Now: time.Now()}
-	ended := a.State == mailbox.StateExited || a.State == mailbox.StateFailed
-	j := roster.Judge(a, here)
-	if !j.Local {
-		if j.Live && !ended {
-			return a, fmt.Errorf("%w: %s/%s is %s; stop it there", ErrRemote, team, name, roster.Describe(&a, nil, here))
+	// Each stoppable agent's processes, and whether its supervisor was
+	// just seen alive.
+	var groups proc.Groups
+	var which []int
+	var sups []proc.Identity
+	var orphans []int // no supervisor: anything with the marker is left unsupervised
+	for i, a := range agents {
+		ended := a.State == mailbox.StateExited || a.State == mailbox.StateFailed
+		j := roster.Judge(a, here)
+		switch {
+		case !j.Local && j.Live && !ended:
+			errs[i] = fmt.Errorf("%w: %s/%s is %s; stop it there", ErrRemote, a.Team, a.Name, roster.Describe(&a, nil, here))
+		case !j.Local:
+			errs[i] = fmt.Errorf("%w: %s/%s is %s", ErrNotRunning, a.Team, a.Name, roster.Describe(&a, nil, here))
+		case !j.Live || ended:
+			// The supervisor is gone. Anything still carrying the run's
+			// marker is an agent left unsupervised (its guard was killed
+			// too): found, stopped, and recorded.
+			groups = append(groups, proc.Group{Marker: launch.Marker(a.Run)})
+			which = append(which, i)
+			sups = append(sups, proc.Identity{})
+			orphans = append(orphans, len(groups)-1)
+		default:
+			// The supervisor was just seen alive, so its pid is still its
+			// session's id (background and tmux supervisors lead one; in
+			// the foreground no session carries the pid, and the marker
+			// alone finds the agent).
+			sup := roster.Identity(a)
+			groups = append(groups, proc.Group{Marker: launch.Marker(a.Run), Session: sup.PID, Exclude: []int{sup.PID}})
+			which = append(which, i)
+			sups = append(sups, sup)
 		}
-		return a, fmt.Errorf("%w: %s/%s is %s", ErrNotRunning, team, name, roster.Describe(&a, nil, here))
 	}
-	sup := roster.Identity(a)
-	if !j.Live || ended {
-		// The supervisor is gone. Anything still carrying the run's marker
-		// is an agent left unsupervised (its guard was killed too): found,
-		// stopped, and recorded.
-		left := proc.Group{Marker: launch.Marker(a.Run)}
-		if len(left.Members()) == 0 {
-			return a, fmt.Errorf("%w: %s/%s is %s", ErrNotRunning, team, name, roster.Describe(&a, nil, here))
+	if len(orphans) > 0 {
+		members := groups.Members()
+		for _, g := range orphans {
+			if len(members[g]) == 0 {
+				a := agents[which[g]]
+				errs[which[g]] = fmt.Errorf("%w: %s/%s is %s", ErrNotRunning, a.Team, a.Name, roster.Describe(&a, nil, here))
+				groups[g] = proc.Group{} // nothing to stop: matches no process
+			}
 		}
-		left.Stop(o.Grace)
-		if a.State != mailbox.StateExited {
-			db.SetAgentState(ctx, team, name, a.Run, mailbox.StateExited, 0, nil)
-		}
-		return db.Agent(ctx, team, name)
 	}
-	// The supervisor was just seen alive, so its pid is still its session's
-	// id (background and tmux supervisors lead one; in the foreground no
-	// session carries the pid, and the marker alone finds the agent).
-	proc.Group{Marker: launch.Marker(a.Run), Session: sup.PID, Exclude: []int{sup.PID}}.Stop(o.Grace)
-	// The supervisor records the exit and leaves once its agent is gone;
+	if len(groups) == 0 {
+		return out, errs
+	}
+	groups.Stop(o.Grace)
+	// The supervisors record the exit and leave once their agent is gone;
 	// one that does not is stopped itself, by its exact identity.
-	if !sup.WaitGone(o.Grace + 5*time.Second) {
-		sup.Signal(syscall.SIGTERM)
-		if !sup.WaitGone(o.Grace) {
-			sup.Signal(syscall.SIGKILL)
-			sup.WaitGone(5 * time.Second)
+	var live []proc.Identity
+	for g, sup := range sups {
+		i := which[g]
+		if errs[i] != nil {
+			continue
+		}
+		if !sup.Known() {
+			if a := agents[i]; a.State != mailbox.StateExited {
+				db.SetAgentState(ctx, a.Team, a.Name, a.Run, mailbox.StateExited, 0, nil)
+			}
+			continue
+		}
+		live = append(live, sup)
+	}
+	if left := proc.WaitAllGone(live, o.Grace+5*time.Second); len(left) > 0 {
+		for _, sup := range left {
+			sup.Signal(syscall.SIGTERM)
+		}
+		if left = proc.WaitAllGone(left, o.Grace); len(left) > 0 {
+			for _, sup := range left {
+				sup.Signal(syscall.SIGKILL)
+			}
+			proc.WaitAllGone(left, 5*time.Second)
 		}
 	}
-	waitForExitRecord(ctx, db, team, name, a.Run)
-	return db.Agent(ctx, team, name)
+	team := agents[0].Team
+	runs := map[string]string{} // name → the run whose exit record is awaited
+	for g, sup := range sups {
+		if i := which[g]; errs[i] == nil && sup.Known() {
+			runs[agents[i].Name] = agents[i].Run
+		}
+	}
+	if len(runs) > 0 {
+		db.Watch(ctx, team, time.Now().Add(5*time.Second), func() (bool, error) {
+			now, err := db.Agents(ctx, team)
+			if err != nil {
+				return true, nil
+			}
+			for _, a := range now {
+				if run, ok := runs[a.Name]; ok && a.Run == run && a.ExitCode == nil {
+					return false, nil
+				}
+			}
+			return true, nil
+		})
+	}
+	now, err := db.Agents(ctx, team)
+	byName := map[string]mailbox.Agent{}
+	for _, a := range now {
+		byName[a.Name] = a
+	}
+	for g := range groups {
+		i := which[g]
+		if errs[i] != nil {
+			continue
+		}
+		a, ok := byName[agents[i].Name]
+		switch {
+		case err != nil:
+			errs[i] = err
+		case !ok:
+			errs[i] = fmt.Errorf("agent %s/%s: %w", team, agents[i].Name, mailbox.ErrNotFound)
+		default:
+			out[i] = a
+		}
+	}
+	return out, errs
 }
 
 // LastOutput is the last n lines of the agent's output in its run log (the

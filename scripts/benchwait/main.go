@@ -50,9 +50,9 @@ func run(n int, idle time.Duration, runs int) error {
 	if err != nil {
 		return fmt.Errorf("PostgreSQL: %w", err)
 	}
-	fmt.Printf("| backend | notice median ms | notice max ms | idle CPU per waiter (%% of a core) | RSS per waiter MB |\n|---|---|---|---|---|\n")
+	fmt.Printf("| backend | notice median ms | notice max ms | exit after output median ms | idle CPU per waiter (%% of a core) | RSS per waiter MB |\n|---|---|---|---|---|---|\n")
 	for _, b := range []struct{ name, db string }{{"SQLite", filepath.Join(dir, "team.db")}, {"PostgreSQL", pgURL}} {
-		med, worst, err := notice(b.db, runs)
+		med, worst, exit, err := notice(b.db, runs)
 		if err != nil {
 			return fmt.Errorf("%s: %w", b.name, err)
 		}
@@ -60,7 +60,7 @@ func run(n int, idle time.Duration, runs int) error {
 		if err != nil {
 			return fmt.Errorf("%s: %w", b.name, err)
 		}
-		fmt.Printf("| %s | %.1f | %.1f | %.3f | %.1f |\n", b.name, ms(med), ms(worst), cpu, rss)
+		fmt.Printf("| %s | %.1f | %.1f | %.1f | %.3f | %.1f |\n", b.name, ms(med), ms(worst), ms(exit), cpu, rss)
 	}
 	fmt.Printf("\n%d idle waiters measured for %s; %d notice samples each.\n", n, idle, runs)
 	return nil
@@ -73,24 +73,25 @@ func env(db string) []string {
 }
 
 // notice starts a waiter, lets it settle into its wait, sends it a message
-// in-process and times the send's return to the waiter's first output.
-func notice(db string, runs int) (median, worst time.Duration, err error) {
+// in-process and times the send's return to the waiter's first output, and
+// that output to the waiter's exit.
+func notice(db string, runs int) (median, worst, exitMedian time.Duration, err error) {
 	ctx := context.Background()
 	m, err := mailbox.Open(ctx, db, mailbox.Options{})
 	if err != nil {
-		return 0, 0, err
+		return 0, 0, 0, err
 	}
 	defer m.Close()
-	var samples []time.Duration
+	var samples, exits []time.Duration
 	for i := 0; i < runs; i++ {
 		cmd := exec.Command("inbox", "bench", "lat", "--wait", "60s")
 		cmd.Env = env(db)
 		out, err := cmd.StdoutPipe()
 		if err != nil {
-			return 0, 0, err
+			return 0, 0, 0, err
 		}
 		if err := cmd.Start(); err != nil {
-			return 0, 0, err
+			return 0, 0, 0, err
 		}
 		time.Sleep(300 * time.Millisecond) // into its wait
 		got := make(chan time.Time, 1)
@@ -101,20 +102,23 @@ func notice(db string, runs int) (median, worst time.Duration, err error) {
 			r.WriteTo(devNull{})
 		}()
 		if _, err := m.Send(ctx, mailbox.Message{Team: "bench", From: "b", To: "lat", Body: "wake up"}); err != nil {
-			return 0, 0, err
+			return 0, 0, 0, err
 		}
 		sent := time.Now()
+		var first time.Time
 		select {
-		case t := <-got:
-			samples = append(samples, t.Sub(sent))
+		case first = <-got:
+			samples = append(samples, first.Sub(sent))
 		case <-time.After(30 * time.Second):
 			cmd.Process.Kill()
-			return 0, 0, fmt.Errorf("the waiter never noticed")
+			return 0, 0, 0, fmt.Errorf("the waiter never noticed")
 		}
 		cmd.Wait()
+		exits = append(exits, time.Since(first))
 	}
 	sort.Slice(samples, func(i, j int) bool { return samples[i] < samples[j] })
-	return samples[len(samples)/2], samples[len(samples)-1], nil
+	sort.Slice(exits, func(i, j int) bool { return exits[i] < exits[j] })
+	return samples[len(samples)/2], samples[len(samples)-1], exits[len(exits)/2], nil
 }
 
 type devNull struct{}

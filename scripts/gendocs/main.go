@@ -17,6 +17,7 @@ import (
 	"github.com/teamkit/teamkit/pkg/cmd/spawn"
 	"github.com/teamkit/teamkit/pkg/cmd/stale"
 	"github.com/teamkit/teamkit/pkg/command"
+	"github.com/teamkit/teamkit/pkg/docgen"
 )
 
 func main() {
@@ -27,7 +28,7 @@ func main() {
 	var paths []string
 	files := map[string]string{}
 	for name, app := range apps {
-		docs, err := command.Docs(name, app)
+		docs, err := docgen.Docs(name, app)
 		if err != nil {
 			fmt.Fprintf(os.Stderr, "gendocs: error: %s: %v\n", name, err)
 			os.Exit(1)

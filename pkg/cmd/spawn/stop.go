@@ -72,27 +72,33 @@ func stop(c *cli.Context, env *command.Env) error {
 		return err
 	}
 	defer db.Close()
-	names := []string{name}
+	o := spawn.StopOptions{Host: roster.HostName(env.Getenv), Grace: grace}
+	var got []mailbox.Agent
+	var errs []error
 	if c.Bool("all") {
+		// All at once: one grace for the whole team, not one per agent.
 		agents, err := db.Agents(c.Context, team)
 		if err != nil {
 			return err
 		}
-		names = names[:0]
-		for _, a := range agents {
-			names = append(names, a.Name)
-		}
+		got, errs = spawn.StopAll(c.Context, db, agents, o)
+	} else {
+		a, err := spawn.Stop(c.Context, db, team, name, o)
+		got, errs = []mailbox.Agent{a}, []error{err}
 	}
-	o := spawn.StopOptions{Host: roster.HostName(env.Getenv), Grace: grace}
 	var failed error
-	for _, n := range names {
-		a, err := spawn.Stop(c.Context, db, team, n, o)
+	for i, a := range got {
+		err := errs[i]
 		switch {
 		case errors.Is(err, spawn.ErrNotRunning):
 			err = reportStop(c, env, a, "not-running")
 		case err == nil:
 			err = reportStop(c, env, a, "stopped")
 		case errors.Is(err, mailbox.ErrNotFound):
+			n := name
+			if n == "" {
+				n = a.Name
+			}
 			err = command.WithHint(err, fmt.Sprintf("no agent %s was ever spawned in team %s", n, team))
 		}
 		if err != nil {

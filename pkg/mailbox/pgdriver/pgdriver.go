@@ -1,0 +1,138 @@
+// Package pgdriver is the PostgreSQL client of package mailbox: pgx behind
+// database/sql. A binary that serves postgres:// mailboxes imports it for
+// its side effect,
+//
+//	import _ "github.com/teamkit/teamkit/pkg/mailbox/pgdriver"
+//
+// and a binary that does not never links pgx, its type tables, TLS nor
+// x509, so it pays neither their package initializers nor their pages at
+// start-up (docs/BENCHMARKS.md). inbox, stale and ready are such binaries:
+// they hand a postgres:// mailbox to teamkit-postgres (package command).
+package pgdriver
+
+import (
+	"context"
+	"database/sql/driver"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/stdlib"
+
+	"github.com/teamkit/teamkit/pkg/mailbox"
+)
+
+func init() { mailbox.RegisterPostgres(client{}) }
+
+type client struct{}
+
+// Connector parses the URL and applies teamkit's defaults to what it
+// leaves unset.
+func (client) Connector(rawURL string, o mailbox.PostgresOptions) (driver.Connector, string, error) {
+	cfg, err := pgx.ParseConfig(rawURL)
+	if err != nil {
+		// pgconn's parse error quotes the URL, password hidden; what it
+		// wraps says what is wrong without it.
+		if inner := errors.Unwrap(err); inner != nil {
+			err = inner
+		}
+		return nil, "", err
+	}
+	if cfg.ConnectTimeout == 0 {
+		cfg.ConnectTimeout = o.ConnectTimeout
+	}
+	if _, ok := cfg.RuntimeParams["application_name"]; !ok {
+		cfg.RuntimeParams["application_name"] = "teamkit"
+	}
+	// The busy timeout is how long a statement waits for a lock (another
+	// process's serialized transaction, a row it holds).
+	cfg.RuntimeParams["lock_timeout"] = fmt.Sprint(o.LockTimeout.Milliseconds())
+	if !strings.Contains(rawURL, "default_query_exec_mode") {
+		// Every command is a short process that runs each query once or
+		// twice: one round trip each, instead of prepare-then-execute.
+		cfg.DefaultQueryExecMode = pgx.QueryExecModeExec
+	}
+	return rebindConnector{stdlib.GetConnector(*cfg), o.Rebind}, cfg.Password, nil
+}
+
+func (client) ErrorCode(err error) string {
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) {
+		return pe.Code
+	}
+	return ""
+}
+
+func (client) IsConnectError(err error) bool {
+	var ce *pgconn.ConnectError
+	return errors.As(err, &ce)
+}
+
+// Listen runs LISTEN on the connection sql.Conn.Raw hands out.
+func (client) Listen(ctx context.Context, dc any, channel string) (mailbox.PostgresListener, error) {
+	pc := dc.(rebindConn).Conn.Conn()
+	if _, err := pc.Exec(ctx, "LISTEN "+pgx.Identifier{channel}.Sanitize()); err != nil {
+		return nil, err
+	}
+	return listener{pc}, nil
+}
+
+type listener struct{ pc *pgx.Conn }
+
+func (l listener) Wait(ctx context.Context, d time.Duration) (string, bool, error) {
+	wctx, cancel := context.WithTimeout(ctx, d)
+	defer cancel()
+	n, err := l.pc.WaitForNotification(wctx)
+	if err != nil {
+		if ctx.Err() == nil && errors.Is(err, context.DeadlineExceeded) && !l.pc.IsClosed() {
+			return "", false, nil
+		}
+		return "", false, err
+	}
+	return n.Payload, true, nil
+}
+
+func (l listener) Unlisten(ctx context.Context) error {
+	_, err := l.pc.Exec(ctx, "UNLISTEN *")
+	return err
+}
+
+// rebindConnector hands out connections that rebind each query.
+type rebindConnector struct {
+	driver.Connector
+	rebind func(string) string
+}
+
+func (c rebindConnector) Connect(ctx context.Context) (driver.Conn, error) {
+	dc, err := c.Connector.Connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return rebindConn{dc.(*stdlib.Conn), c.rebind}, nil
+}
+
+// rebindConn is pgx's database/sql connection with every query passed
+// through the store's rebind on its way in, so the store's queries are
+// written once. Embedding keeps every optional driver interface pgx
+// implements.
+type rebindConn struct {
+	*stdlib.Conn
+	rebind func(string) string
+}
+
+func (c rebindConn) Prepare(q string) (driver.Stmt, error) { return c.Conn.Prepare(c.rebind(q)) }
+
+func (c rebindConn) PrepareContext(ctx context.Context, q string) (driver.Stmt, error) {
+	return c.Conn.PrepareContext(ctx, c.rebind(q))
+}
+
+func (c rebindConn) ExecContext(ctx context.Context, q string, args []driver.NamedValue) (driver.Result, error) {
+	return c.Conn.ExecContext(ctx, c.rebind(q), args)
+}
+
+func (c rebindConn) QueryContext(ctx context.Context, q string, args []driver.NamedValue) (driver.Rows, error) {
+	return c.Conn.QueryContext(ctx, c.rebind(q), args)
+}
