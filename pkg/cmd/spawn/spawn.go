@@ -37,7 +37,7 @@ func build(env *command.Env) *cli.App {
 		Name:      "spawn",
 		Usage:     "start an agent of a type, briefed whole, and wait until it is really ready",
 		ArgsUsage: "<type> <name>",
-		UsageText: "spawn <type> <name> [--team T] [--task TEXT | --task-file F] [--issue OWNER/REPO#N] [--timeout D] [--workdir DIR] [--replace] [--grace D] [--json]\n" +
+		UsageText: "spawn <type> <name> [--team T] [--task TEXT | --task-file F] [--issue OWNER/REPO#N] [--timeout D] [--workdir DIR] [--replace] [--no-auth-check] [--grace D] [--json]\n" +
 			"spawn list <team> [--json]\n" +
 			"spawn log <team> <name> [--follow]\n" +
 			"spawn stop <team> (<name> | --all) [--grace D]",
@@ -59,6 +59,7 @@ func build(env *command.Env) *cli.App {
 			timeoutFlag(),
 			&cli.StringFlag{Name: "workdir", Usage: "the agent's working `DIR` (default: the current directory)"},
 			&cli.BoolFlag{Name: "replace", Usage: "stop a live agent of the same name first"},
+			&cli.BoolFlag{Name: "no-auth-check", Usage: "launch even when none of the type's keys or login files is found"},
 			graceFlag(),
 		),
 		Action: func(c *cli.Context) error { return run(c, env) },
@@ -178,7 +179,7 @@ func parseSpawn(c *cli.Context, env *command.Env) (*Options, error) {
 	return &Options{
 		Request: spawn.Request{
 			Type: args[0], Team: team, Name: args[1], Task: task, Issue: issue,
-			Workdir: c.String("workdir"), Timeout: command.Duration(c, "timeout"), Replace: c.Bool("replace"),
+			Workdir: c.String("workdir"), Timeout: command.Duration(c, "timeout"), Replace: c.Bool("replace"), NoAuthCheck: c.Bool("no-auth-check"),
 			DBPath: dbPath, StateDir: filepath.Join(command.StateHome(env), "teamkit"),
 			Environ: env.Environ(),
 			Host:    roster.HostName(env.Getenv), Heartbeat: heartbeat, Grace: grace,
@@ -215,6 +216,9 @@ func (o *Options) run(ctx context.Context, env *command.Env, db *mailbox.DB) err
 	for _, line := range res.Output {
 		fmt.Fprintf(env.Stderr, "spawn: agent output: %s\n", line)
 	}
+	if hint := timeoutHint(res); hint != "" {
+		fmt.Fprintf(env.Stderr, "spawn: hint: %s\n", hint)
+	}
 	if res.Status == spawn.StatusExited || res.Status == spawn.StatusTimeout {
 		return command.Condition()
 	}
@@ -243,6 +247,30 @@ func explain(err error) error {
 	return err
 }
 
+// timeoutHint says what to check after a timeout the agent's output does
+// not explain: a CLI that only said it could not reach its model, or one
+// that said nothing at all.
+func timeoutHint(res spawn.Result) string {
+	a := res.Agent
+	switch {
+	case res.Status != spawn.StatusTimeout:
+		return ""
+	case res.Offline:
+		return fmt.Sprintf("the agent's CLI could not reach its model and kept waiting, so it was stopped: check the network, a proxy (HTTPS_PROXY), and the API's base URL; `spawn log %s %s` shows its output", a.Team, a.Name)
+	case len(res.Output) == 0:
+		return fmt.Sprintf("the agent printed nothing: check its key or login, that its model's API is reachable, and that the CLI runs by hand (the command is in `spawn log %s %s`); a slow first turn needs a longer --timeout", a.Team, a.Name)
+	}
+	return ""
+}
+
+// reason is why a spawn ended early, "" when its status says it all.
+func reason(res spawn.Result) string {
+	if res.Offline {
+		return "offline"
+	}
+	return ""
+}
+
 func report(asJSON bool, env *command.Env, res spawn.Result) error {
 	a := res.Agent
 	after := fmt.Sprintf("%.1fs", res.After.Seconds())
@@ -252,7 +280,8 @@ func report(asJSON bool, env *command.Env, res spawn.Result) error {
 			AfterSeconds float64       `json:"after_seconds"`
 			Briefing     string        `json:"briefing"`
 			Agent        mailbox.Agent `json:"agent"`
-		}{res.Status, res.After.Seconds(), res.Briefing, a})
+			Reason       string        `json:"reason,omitempty"`
+		}{res.Status, res.After.Seconds(), res.Briefing, a, reason(res)})
 	}
 	kv := []string{"status", res.Status}
 	switch res.Status {
@@ -268,6 +297,9 @@ func report(asJSON bool, env *command.Env, res spawn.Result) error {
 	kv = append(kv, "agent", a.Name, "team", a.Team, "type", a.Type, "run", a.Run, "pid", fmt.Sprint(a.PID))
 	if res.Status != spawn.StatusExited {
 		kv = append(kv, "log", a.Log)
+	}
+	if r := reason(res); r != "" {
+		kv = append(kv, "reason", r)
 	}
 	return command.KV(env.Stdout, kv...)
 }
