@@ -54,27 +54,7 @@ func openPostgres(ctx context.Context, rawURL string, o Options) (*DB, error) {
 
 func (pgBackend) name() string { return "postgres" }
 
-func (pgBackend) kindOf(err error) error {
-	var pe *pgconn.PgError
-	if errors.As(err, &pe) {
-		switch pe.Code {
-		case "55P03", "40P01": // lock_not_available, deadlock_detected
-			return ErrLocked
-		case "25006", "42501": // read_only_sql_transaction, insufficient_privilege
-			return ErrReadOnly
-		case "28P01", "28000": // invalid_password, invalid_authorization_specification
-			return ErrAuth
-		case "42P07", "42701": // duplicate_table, duplicate_column: someone else's tables
-			return ErrCorrupt
-		}
-		return nil
-	}
-	var ce *pgconn.ConnectError
-	if errors.As(err, &ce) {
-		return ErrConnect
-	}
-	return nil
-}
+func (pgBackend) kindOf(err error) error { return pgKind(err) }
 
 // writeLock is the key of the advisory lock that serializes inTx across
 // every connection to this schema, as SQLite's write lock does.
