@@ -10,7 +10,7 @@ function __fish_resume_no_subcommand --description 'Test if there has been any s
 end
 
 complete -c resume -n '__fish_resume_no_subcommand' -f -l watch -d 'run a pass every --interval until interrupted'
-complete -c resume -n '__fish_resume_no_subcommand' -f -l interval -r -d 'time `D` between --watch passes'
+complete -c resume -n '__fish_resume_no_subcommand' -f -l interval -r -d 'time `D` between --watch passes (60 = 60s, 1m)'
 complete -c resume -n '__fish_resume_no_subcommand' -f -l parallel -r -d 're-spawn up to `N` agents at once (each waits for its own handshake)'
 complete -c resume -n '__fish_resume_no_subcommand' -f -l deciders -r -d '`LOGINS` (comma-separated) or @FILE who may approve (default $TEAMKIT_DECIDERS)'
 complete -c resume -n '__fish_resume_no_subcommand' -f -l slack-deciders -r -d 'Slack user `IDS` (comma-separated) or @FILE who may approve in Slack (default $TEAMKIT_SLACK_DECIDERS)'

@@ -108,6 +108,15 @@ func run(c *cli.Context, env *command.Env) error {
 // the task, and checks every name before anything is touched.
 func parseSpawn(c *cli.Context, env *command.Env) (*Options, error) {
 	args := c.Args().Slice()
+	if len(args) > 0 {
+		// "spawn lst myteam" is a mistyped verb, not a type called lst.
+		if _, err := agenttype.NewFinder(env.Getenv).Find(args[0]); errors.Is(err, agenttype.ErrUnknownType) {
+			if verb := command.NearVerb(c.App, args[0]); verb != "" {
+				return nil, command.WithHint(command.Usagef("unknown type or command %q", args[0]), "did you mean 'spawn "+verb+"'?")
+			}
+			return nil, explain(err, env)
+		}
+	}
 	if len(args) != 2 {
 		return nil, command.Usagef("usage: spawn <type> <name> [--team T] [--task TEXT]")
 	}
@@ -208,7 +217,7 @@ func (o *Options) run(ctx context.Context, env *command.Env, db *mailbox.DB) err
 	}
 	res, err := spawn.Spawn(ctx, db, agenttype.NewFinder(env.Getenv), req)
 	if err != nil {
-		return explain(err)
+		return explain(err, env)
 	}
 	if err := report(o.JSON, env, res); err != nil {
 		return err
@@ -237,9 +246,18 @@ func checkTask(task string) error {
 	return nil
 }
 
-func explain(err error) error {
+func explain(err error, env *command.Env) error {
+	var unknown *agenttype.UnknownTypeError
 	switch {
-	case errors.Is(err, agenttype.ErrUnknownType):
+	case errors.As(err, &unknown):
+		var names []string
+		list, _ := agenttype.NewFinder(env.Getenv).List()
+		for _, l := range list {
+			names = append(names, l.Name)
+		}
+		if best := command.Nearest(unknown.Name, names); best != "" {
+			return command.WithHint(err, "did you mean '"+best+"'?")
+		}
 		return command.WithHint(err, "add the type under $XDG_CONFIG_HOME/teamkit/types/<type>/ or a directory on $TEAMKIT_TYPES")
 	case errors.Is(err, agenttype.ErrMalformed):
 		return command.WithHint(err, "see the type.conf reference in the README")
