@@ -93,7 +93,9 @@ func read(r io.Reader, out io.Writer) (*summary, error) {
 				s.failed = append(s.failed, e.Package+" "+e.Test)
 			}
 			for _, l := range logs[key] {
-				io.WriteString(out, l)
+				if !strings.HasPrefix(l, "=== ") { // RUN, PAUSE, CONT: noise without -v
+					io.WriteString(out, l)
+				}
 			}
 			delete(logs, key)
 		}
