@@ -34,10 +34,14 @@ demo: install
 # Everything, then the race detector on the packages with concurrent code
 # (modernc's SQLite is slow under -race, so -short skips the multi-process
 # tests there: they already ran, and their concurrency is between processes).
+# testsummary shows what failed and closes each run with what passed and
+# what was skipped, and why. -timeout 30m: on a busy machine the end-to-end
+# scripts of the root package alone took more than go test's default 10m.
 test:
 	$(GO) vet ./...
-	$(GO) test -count=1 ./...
-	$(GO) test -count=1 -race -short ./pkg/mailbox/ ./pkg/escalate/ ./pkg/spawn/ ./pkg/github/... ./pkg/slack/... ./pkg/command/ ./pkg/cmd/inbox/ ./pkg/cmd/spawn/ ./pkg/launch/
+	$(GO) build -o /dev/null ./scripts/testsummary
+	$(GO) test -count=1 -timeout 30m -json ./... | $(GO) run ./scripts/testsummary -label "go test ./..."
+	$(GO) test -count=1 -race -short -json ./pkg/mailbox/ ./pkg/escalate/ ./pkg/spawn/ ./pkg/github/... ./pkg/slack/... ./pkg/command/ ./pkg/cmd/inbox/ ./pkg/cmd/spawn/ ./pkg/launch/ | $(GO) run ./scripts/testsummary -label "go test -race -short"
 
 # The figures in docs/BENCHMARKS.md come from these.
 bench: install

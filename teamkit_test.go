@@ -60,7 +60,8 @@ func TestMain(m *testing.M) {
 		mains[name] = func() { os.Exit(command.Main(app)) }
 	}
 	mains["pidinit"] = func() { os.Exit(pidInit()) }
-	testscript.Main(pgtest.Wrap(m), mains)
+	os.Setenv(suiteVar, suiteMark)
+	testscript.Main(leftoverCheck{pgtest.Wrap(m)}, mains)
 }
 
 func TestScripts(t *testing.T) {
@@ -116,6 +117,7 @@ func scriptParams(t *testing.T, dir string, files []string) testscript.Params {
 		Setup: func(e *testscript.Env) error {
 			work := e.Getenv("WORK")
 			e.Setenv("HOME", filepath.Join(work, "home"))
+			e.Setenv(suiteVar, suiteMark)
 			e.Setenv("XDG_STATE_HOME", filepath.Join(work, "state"))
 			e.Setenv("XDG_CONFIG_HOME", filepath.Join(work, "config"))
 			e.Setenv("TEAMKIT_DB", filepath.Join(work, "team.db"))

@@ -11,7 +11,7 @@ end
 
 complete -c stale -n '__fish_stale_no_subcommand' -f -l to -r -d 'only messages to `AGENT`'
 complete -c stale -n '__fish_stale_no_subcommand' -f -l min -r -d 'unread for at least `N` minutes'
-complete -c stale -n '__fish_stale_no_subcommand' -f -l db -r -d 'mailbox database `PATH` (default $TEAMKIT_DB, else $XDG_STATE_HOME/teamkit/teamkit.db)'
+complete -c stale -n '__fish_stale_no_subcommand' -f -l db -r -d 'mailbox: a SQLite file `PATH` or a postgres:// URL (default $TEAMKIT_DB, else $XDG_STATE_HOME/teamkit/teamkit.db)'
 complete -c stale -n '__fish_stale_no_subcommand' -f -l json -d 'print JSON, one object per line'
 complete -c stale -n '__fish_stale_no_subcommand' -f -l help -s h -d 'show help'
 complete -c stale -n '__fish_stale_no_subcommand' -f -l version -d 'print the version and exit'

@@ -110,12 +110,20 @@ func TestBuiltinTypeSettings(t *testing.T) {
 			t.Errorf("%s: %+v", name, c)
 		}
 	}
-	claude, _ := f.Find("claude")
-	for _, v := range []string{"CLAUDECODE", "CLAUDE_CODE_ENTRYPOINT", "CLAUDE_CODE_SESSION_ID"} {
-		if !slices.Contains(claude.Conf.UnsetEnv, v) {
-			t.Errorf("claude does not unset %s", v)
+	// Every type of an AI CLI names its credentials and how to install it,
+	// so spawn can check them and say what is missing.
+	for _, name := range []string{"claude", "codex", "gemini", "opencode", "grok-build"} {
+		ty, _ := f.Find(name)
+		if len(ty.Conf.Auth.Env) == 0 || ty.Conf.Install == "" {
+			t.Errorf("%s names no credentials or no install line: %+v %q", name, ty.Conf.Auth, ty.Conf.Install)
 		}
 	}
+	// opencode never falls back to its vendor's hosted free model.
+	opencode, _ := f.Find("opencode")
+	if !slices.Contains(opencode.Conf.Env, EnvVar{Name: "OPENCODE_CONFIG_CONTENT", Value: `{"disabled_providers":["opencode"]}`}) {
+		t.Errorf("opencode may fall back to its hosted model: %+v", opencode.Conf.Env)
+	}
+	claude, _ := f.Find("claude")
 	// claude allows exactly the teamkit commands the briefing spells out.
 	argv, err := claude.Conf.Argv(Vars{Prompt: "p", Ready: "/b/ready", Inbox: "/b/inbox", Ask: "/b/ask"})
 	if err != nil || !slices.Contains(argv, "Bash(/b/ready:*),Bash(/b/inbox:*),Bash(/b/ask:*)") {

@@ -98,7 +98,37 @@ type Conf struct {
 	Env []EnvVar
 	// UnsetEnv is removed from the agent's inherited environment.
 	UnsetEnv []string
+	// Auth is what the CLI needs to reach its model; spawn checks it
+	// before launching. Empty: the type needs nothing (or does not say).
+	Auth Auth
+	// Install says how to install the CLI, for the hint when it is missing.
+	Install string
+	// OfflineOutput matches the line a CLI that cannot reach its model
+	// prints while it waits (nil: none); a run whose last line has matched
+	// for OfflineAfter is ended by spawn, with that reason, instead of
+	// waiting out the handshake.
+	OfflineOutput *regexp.Regexp
+	OfflineAfter  time.Duration
 }
+
+// DefaultOfflineAfter is OfflineAfter when type.conf sets offline_output but
+// not offline_after.
+const DefaultOfflineAfter = 20 * time.Second
+
+// Auth is a type's credentials: any one of the variables set (non-empty),
+// or any one of the files present, will do.
+type Auth struct {
+	// Env are variables that each carry a key or token.
+	Env []string
+	// Files are login files the CLI keeps, with ~ and $VAR or
+	// ${VAR:-default} expanded from the agent's environment.
+	Files []string
+	// Login is what to run to log in, for the hint.
+	Login string
+}
+
+// Empty reports whether the type names no credentials at all.
+func (a Auth) Empty() bool { return len(a.Env) == 0 && len(a.Files) == 0 }
 
 var (
 	envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
@@ -113,7 +143,7 @@ var (
 	placeholderNames = []string{"prompt", "prompt_file", "name", "team", "workdir", "typedir", "ready", "inbox", "ask"}
 )
 
-const knownKeys = "one of command, launch, boot, monitor, handshake, ready_timeout, env.NAME, unset_env"
+const knownKeys = "one of command, launch, boot, monitor, handshake, ready_timeout, env.NAME, unset_env, auth_env, auth_file, auth_login, install, offline_output, offline_after"
 
 // Parse reads a type.conf. file names it in error messages. The format is
 // key=value lines; blank lines and lines whose first non-blank character is
@@ -214,6 +244,39 @@ func Parse(file string, data []byte) (Conf, error) {
 				}
 			}
 			c.UnsetEnv = names
+		case "auth_env":
+			names := strings.Fields(value)
+			if len(names) == 0 {
+				return fail(n, "auth_env is empty", "space-separated environment variable names, any one of which holds a key")
+			}
+			for _, name := range names {
+				if !envName.MatchString(name) {
+					return fail(n, fmt.Sprintf("auth_env: %q is not a valid environment variable name", name), "space-separated environment variable names")
+				}
+			}
+			c.Auth.Env = names
+		case "auth_file":
+			files := strings.Fields(value)
+			if len(files) == 0 {
+				return fail(n, "auth_file is empty", "space-separated paths of login files (~ and $VAR allowed)")
+			}
+			c.Auth.Files = files
+		case "auth_login":
+			c.Auth.Login = value
+		case "install":
+			c.Install = value
+		case "offline_output":
+			re, err := regexp.Compile(value)
+			if err != nil || value == "" {
+				return fail(n, fmt.Sprintf("offline_output=%q", value), "a regular expression matching the CLI's line for \"cannot reach the model\"")
+			}
+			c.OfflineOutput = re
+		case "offline_after":
+			secs, err := strconv.ParseUint(value, 10, 32)
+			if err != nil || secs == 0 || secs > uint64(MaxReadyTimeout/time.Second) {
+				return fail(n, fmt.Sprintf("offline_after=%q", value), "a whole number of seconds")
+			}
+			c.OfflineAfter = time.Duration(secs) * time.Second
 		default:
 			name, isEnv := strings.CutPrefix(key, "env.")
 			if !isEnv {
@@ -229,6 +292,9 @@ func Parse(file string, data []byte) (Conf, error) {
 
 	if commandLine == 0 {
 		return Conf{}, &ParseError{File: file, Problem: `missing required key "command"`}
+	}
+	if c.OfflineOutput != nil && c.OfflineAfter == 0 {
+		c.OfflineAfter = DefaultOfflineAfter
 	}
 	for _, name := range c.UnsetEnv {
 		if n, set := envLine[name]; set {

@@ -22,6 +22,11 @@ env.FOO=bar baz
 env.EMPTY=
 env._x1=a=b
 unset_env=  CLAUDECODE   OTHER_1 
+auth_env=KEY_A  KEY_B
+auth_file=~/.x/auth.json ${X_HOME:-~/.x}/b.json
+auth_login=run mycli login
+install=npm install -g mycli
+offline_output=waiting for network
 `
 	c, err := Parse("x/type.conf", []byte(conf))
 	if err != nil {
@@ -36,7 +41,14 @@ unset_env=  CLAUDECODE   OTHER_1
 		ReadyTimeout: 45 * time.Second,
 		Env:          []EnvVar{{"FOO", "bar baz"}, {"EMPTY", ""}, {"_x1", "a=b"}},
 		UnsetEnv:     []string{"CLAUDECODE", "OTHER_1"},
+		Auth:         Auth{Env: []string{"KEY_A", "KEY_B"}, Files: []string{"~/.x/auth.json", "${X_HOME:-~/.x}/b.json"}, Login: "run mycli login"},
+		Install:      "npm install -g mycli",
+		OfflineAfter: DefaultOfflineAfter,
 	}
+	if c.OfflineOutput == nil || c.OfflineOutput.String() != "waiting for network" {
+		t.Errorf("offline_output = %v", c.OfflineOutput)
+	}
+	c.OfflineOutput = nil
 	if !reflect.DeepEqual(c, want) {
 		t.Errorf("Parse =\n%+v\nwant\n%+v", c, want)
 	}
@@ -75,7 +87,11 @@ func TestParseErrors(t *testing.T) {
 		conf string
 		want string // the whole message, or a prefix when it ends in "…"
 	}{
-		{"command=a {prompt}\ncomand=x", `t.conf:2: unknown key "comand"; expected one of command, launch, boot, monitor, handshake, ready_timeout, env.NAME, unset_env`},
+		{"command=a {prompt}\ncomand=x", `t.conf:2: unknown key "comand"; expected one of command, launch, boot, monitor, handshake, ready_timeout, env.NAME, unset_env, auth_env, auth_file, auth_login, install, offline_output, offline_after`},
+		{"command=a {prompt}\nauth_env=", `t.conf:2: auth_env is empty; expected space-separated environment variable names, any one of which holds a key`},
+		{"command=a {prompt}\nauth_env=A-B", `t.conf:2: auth_env: "A-B" is not a valid environment variable name; expected space-separated environment variable names`},
+		{"command=a {prompt}\noffline_output=(", `t.conf:2: offline_output="("; expected a regular expression…`},
+		{"command=a {prompt}\noffline_after=0", `t.conf:2: offline_after="0"; expected a whole number of seconds`},
 		{"command=a {prompt}\n\n# c\njust words", `t.conf:4: line "just words" has no "="; expected key=value or a # comment`},
 		{"command=a {prompt}\n=x", `t.conf:2: empty key before "="; expected key=value`},
 		{"command=a {prompt}\nlaunch=tmux\nlaunch=tmux", `t.conf:3: duplicate key "launch" (first set on line 2); expected each key at most once`},

@@ -212,8 +212,20 @@ func (f Finder) unknown(name string) error {
 	if listErr != nil {
 		msg += " (listing was incomplete: " + listErr.Error() + ")"
 	}
-	return fmt.Errorf("%w %s", ErrUnknownType, msg)
+	return &UnknownTypeError{Name: name, msg: ErrUnknownType.Error() + " " + msg}
 }
+
+// UnknownTypeError is the error Find returns for a name no type has; it
+// wraps ErrUnknownType.
+type UnknownTypeError struct {
+	Name string
+	msg  string
+}
+
+func (e *UnknownTypeError) Error() string { return e.msg }
+
+// Unwrap makes errors.Is(err, ErrUnknownType) hold.
+func (e *UnknownTypeError) Unwrap() error { return ErrUnknownType }
 
 // sources returns the Source of each place searched, in search order.
 func (f Finder) sources() []string {

@@ -16,6 +16,8 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"regexp"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -151,6 +153,10 @@ func mainArgs(app App, args []string) int {
 func Run(ctx context.Context, app App, env *Env, args []string) int {
 	a := prepare(app, env)
 	name := a.Name
+	if len(args) > 2 && args[1] == "help" && a.Command(args[2]) == nil {
+		// "inbox help nosuch" is a mistake, not a request for inbox's help.
+		return report(env.Stderr, name, UnknownVerb(a, args[2]))
+	}
 	norm, implied := normalize(a, app.Default, helpArgs(a, args))
 	a.Metadata = map[string]any{impliedKey: implied}
 	err := a.RunContext(ctx, norm)
@@ -230,16 +236,21 @@ func helpArgs(a *cli.App, args []string) []string {
 // with the nearest verb as a hint when one is close ("sned" → send).
 func UnknownVerb(a *cli.App, word string) error {
 	err := Usagef("unknown command %q (want %s)", word, verbs(a.Commands))
-	best, dist := "", 3
-	for _, c := range a.Commands {
-		if d := editDistance(word, c.Name); !c.Hidden && d < dist {
-			best, dist = c.Name, d
-		}
-	}
-	if best != "" {
+	if best := NearVerb(a, word); best != "" {
 		return WithHint(err, "did you mean '"+a.Name+" "+best+"'?")
 	}
 	return WithHint(err, "run '"+a.Name+" --help'")
+}
+
+// NearVerb is the visible verb of a that word is probably a typo of, or "".
+func NearVerb(a *cli.App, word string) string {
+	var names []string
+	for _, c := range a.Commands {
+		if !c.Hidden {
+			names = append(names, c.Name)
+		}
+	}
+	return Nearest(word, names)
 }
 
 // editDistance is the Levenshtein distance between a and b, in bytes (verbs
@@ -286,11 +297,65 @@ func setUsageError(c *cli.Command) {
 }
 
 func usageError(c *cli.Context, err error, _ bool) error {
-	hint := fmt.Sprintf("run '%s --help'", strings.TrimSpace(c.Command.HelpName))
-	if c.Command.HelpName == "" {
-		hint = fmt.Sprintf("run '%s --help'", c.App.Name)
+	name := strings.TrimSpace(c.Command.HelpName)
+	flags := c.Command.Flags
+	if name == "" {
+		name, flags = c.App.Name, c.App.Flags
+	}
+	hint := fmt.Sprintf("run '%s --help'", name)
+	msg := err.Error()
+	if bad, ok := strings.CutPrefix(msg, "flag provided but not defined: "); ok {
+		bad = strings.TrimLeft(bad, "-")
+		err = fmt.Errorf("unknown flag --%s", bad)
+		if best := Nearest(bad, flagNames(flags)); best != "" {
+			hint = "did you mean --" + best + "?"
+		}
+	} else if m := invalidValue.FindStringSubmatch(msg); m != nil {
+		err, hint = badFlagValue(flags, m[1], m[2], m[3]), fmt.Sprintf("run '%s --help'", name)
 	}
 	return &Error{Code: ExitUsage, Err: err, Hint: hint}
+}
+
+// invalidValue is urfave/cli's report of a flag value that did not parse:
+// value, flag name, the parser's reason.
+var invalidValue = regexp.MustCompile(`^invalid value "(.*)" for flag -([^:]+): (.*)$`)
+
+// badFlagValue says what --name wants, with an example, instead of
+// strconv's "parse error".
+func badFlagValue(flags []cli.Flag, value, name, reason string) error {
+	for _, f := range flags {
+		if !slices.Contains(f.Names(), name) {
+			continue
+		}
+		switch f.(type) {
+		case *cli.IntFlag, *cli.Int64Flag, *cli.UintFlag, *cli.Uint64Flag:
+			return fmt.Errorf("--%s %q: want a whole number, such as --%s 3", name, value, name)
+		case *cli.Float64Flag:
+			return fmt.Errorf("--%s %q: want a number, such as --%s 10 or --%s 2.5", name, value, name, name)
+		}
+	}
+	return fmt.Errorf("--%s %q: %s", name, value, reason)
+}
+
+func flagNames(flags []cli.Flag) []string {
+	var names []string
+	for _, f := range flags {
+		names = append(names, f.Names()...)
+	}
+	return append(names, "help")
+}
+
+// Nearest is the candidate closest to word by edit distance, if one is
+// close enough to be a typo of it (at most 2 edits, fewer for short
+// words), else "".
+func Nearest(word string, candidates []string) string {
+	best, dist := "", min(3, len(word))
+	for _, c := range candidates {
+		if d := editDistance(word, c); d < dist {
+			best, dist = c, d
+		}
+	}
+	return best
 }
 
 // report prints err as "name: error: …" (plus "name: hint: …") and maps it to

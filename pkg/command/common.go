@@ -23,7 +23,7 @@ import (
 
 // Flags every command takes.
 var (
-	DBFlag   = &cli.StringFlag{Name: "db", Usage: "mailbox database `PATH` (default $TEAMKIT_DB, else $XDG_STATE_HOME/teamkit/teamkit.db)"}
+	DBFlag   = &cli.StringFlag{Name: "db", Usage: "mailbox: a SQLite file `PATH` or a postgres:// URL (default $TEAMKIT_DB, else $XDG_STATE_HOME/teamkit/teamkit.db)"}
 	JSONFlag = &cli.BoolFlag{Name: "json", Usage: "print JSON, one object per line"}
 )
 

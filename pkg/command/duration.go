@@ -65,6 +65,11 @@ func DurationFlag(name, usage string) *cli.GenericFlag {
 	return &cli.GenericFlag{Name: name, Usage: usage, Value: &durationValue{}}
 }
 
+// DurationFlagDefault is DurationFlag with a default value, shown in help.
+func DurationFlagDefault(name, usage string, def time.Duration) *cli.GenericFlag {
+	return &cli.GenericFlag{Name: name, Usage: usage, Value: &durationValue{d: def}}
+}
+
 // Duration is the value of a DurationFlag (0 when not given).
 func Duration(c *cli.Context, name string) time.Duration {
 	if v, ok := c.Generic(name).(*durationValue); ok && v != nil {

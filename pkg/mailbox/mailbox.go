@@ -97,7 +97,16 @@ func (e *Error) Hint() string {
 	case ErrLocked:
 		return "another teamkit command holds the write lock; retry, or raise TEAMKIT_BUSY_TIMEOUT"
 	case ErrReadOnly:
+		if IsPostgres(e.Path) {
+			return "the server accepts no writes (a standby, or default_transaction_read_only): point --db or TEAMKIT_DB at the primary"
+		}
 		return "the database file or its directory is not writable by you; fix the permissions or choose another --db"
+	case ErrPermission:
+		return "the role may not create or use teamkit's tables there: give teamkit a database its role owns (as a superuser: createuser -P teamkit; createdb -O teamkit teamkit), or GRANT it CREATE and USAGE on the schema"
+	case ErrNoDatabase:
+		return "create it, owned by teamkit's role (as a superuser: createdb -O teamkit teamkit), or fix the database name in the URL"
+	case ErrTLS:
+		return "the server has no TLS, or its certificate does not verify: enable ssl on the server and give PGSSLROOTCERT (or sslrootcert=) its CA for sslmode=verify-full, or, on a trusted network only, use sslmode=disable"
 	case ErrCorrupt:
 		return "point --db or TEAMKIT_DB at a teamkit mailbox; nothing was written to this file"
 	case ErrNoDir:
@@ -105,9 +114,9 @@ func (e *Error) Hint() string {
 	case ErrDangling:
 		return "mount or create what the link points to, or point --db or TEAMKIT_DB at the mailbox file itself"
 	case ErrConnect:
-		return "is PostgreSQL running and reachable at that host and port? check the URL in --db or TEAMKIT_DB"
+		return "is PostgreSQL running and listening at that host and port (listen_addresses, a firewall)? check the host and port in --db or TEAMKIT_DB"
 	case ErrAuth:
-		return "check the user and password (in the URL, PGPASSWORD or ~/.pgpass) and the server's pg_hba.conf"
+		return "check the user and password (in the URL, PGPASSWORD or ~/.pgpass), and that the server's pg_hba.conf lets this role in from this host with this sslmode"
 	case ErrBackend:
 		return "--db and TEAMKIT_DB take a SQLite file path or a postgres:// URL"
 	}

@@ -26,8 +26,10 @@ type PostgresClient interface {
 	Connector(rawURL string, o PostgresOptions) (c driver.Connector, password string, err error)
 	// ErrorCode is the SQLSTATE of a server's error, or "".
 	ErrorCode(err error) string
-	// IsConnectError reports a failure to reach or log in to the server.
-	IsConnectError(err error) bool
+	// ConnectPhase says where a connection that never began its session
+	// failed: PhaseUnreachable, PhaseTLS or PhaseLogin; "" when err is
+	// not such a failure.
+	ConnectPhase(err error) string
 	// Listen LISTENs on channel on a connection (what sql.Conn.Raw
 	// hands out).
 	Listen(ctx context.Context, conn any, channel string) (PostgresListener, error)
@@ -91,25 +93,7 @@ func openPostgres(ctx context.Context, rawURL string, o Options) (*DB, error) {
 
 func (pgBackend) name() string { return "postgres" }
 
-func (pgBackend) kindOf(err error) error {
-	if code := pgClient.ErrorCode(err); code != "" {
-		switch code {
-		case "55P03", "40P01": // lock_not_available, deadlock_detected
-			return ErrLocked
-		case "25006", "42501": // read_only_sql_transaction, insufficient_privilege
-			return ErrReadOnly
-		case "28P01", "28000": // invalid_password, invalid_authorization_specification
-			return ErrAuth
-		case "42P07", "42701": // duplicate_table, duplicate_column: someone else's tables
-			return ErrCorrupt
-		}
-		return nil
-	}
-	if pgClient.IsConnectError(err) {
-		return ErrConnect
-	}
-	return nil
-}
+func (pgBackend) kindOf(err error) error { return pgKind(err) }
 
 // writeLock is the key of the advisory lock that serializes inTx across
 // every connection to this schema, as SQLite's write lock does.

@@ -16,7 +16,7 @@ const Key = "modeltest-key"
 //   - claude: ANTHROPIC_BASE_URL and ANTHROPIC_API_KEY.
 //   - codex: $CODEX_HOME/config.toml with a model provider whose base_url is
 //     the server (wire_api "responses") and whose key is in
-//     MODELTEST_API_KEY.
+//     OPENAI_API_KEY.
 //   - gemini: GOOGLE_GEMINI_BASE_URL, GEMINI_API_KEY, and a settings.json
 //     selecting api-key auth (the base URL alone selects another and exits 41).
 //   - opencode: opencode.json with the anthropic provider's baseURL, a model
@@ -34,7 +34,7 @@ model_provider = "modeltest"
 name = "modeltest"
 base_url = "` + s.URL() + `/v1"
 wire_api = "responses"
-env_key = "MODELTEST_API_KEY"
+env_key = "OPENAI_API_KEY"
 `,
 		filepath.Join(home, ".gemini", "settings.json"): `{"security": {"auth": {"selectedType": "gemini-api-key"}},
  "privacy": {"usageStatisticsEnabled": false}, "telemetry": {"enabled": false},
@@ -57,7 +57,7 @@ env_key = "MODELTEST_API_KEY"
 		"ANTHROPIC_BASE_URL=" + s.URL(), "ANTHROPIC_API_KEY=" + Key,
 		"DISABLE_TELEMETRY=1", "DISABLE_AUTOUPDATER=1", "DISABLE_ERROR_REPORTING=1",
 		"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1",
-		"CODEX_HOME=" + filepath.Join(home, ".codex"), "MODELTEST_API_KEY=" + Key,
+		"CODEX_HOME=" + filepath.Join(home, ".codex"), "OPENAI_API_KEY=" + Key,
 		"GEMINI_API_KEY=" + Key, "GOOGLE_GEMINI_BASE_URL=" + s.URL(),
 		"OPENCODE_DISABLE_MODELS_FETCH=1", "OPENCODE_DISABLE_AUTOUPDATE=1",
 		"HTTPS_PROXY=http://127.0.0.1:9", "HTTP_PROXY=http://127.0.0.1:9", "ALL_PROXY=http://127.0.0.1:9",

@@ -355,3 +355,13 @@ func Password() string {
 	p, _ := srv.base.User.Password()
 	return p
 }
+
+// Admin runs sql on the server as its administrative role (the one whose
+// URL NewDatabase's URLs carry), for a test that needs roles or databases
+// of its own. Available must have succeeded.
+func Admin(sql string) error {
+	if err := Available(); err != nil {
+		return err
+	}
+	return srv.admin(sql)
+}

@@ -73,6 +73,8 @@ type Request struct {
 	Timeout time.Duration
 	// Replace stops a live agent of the same name first.
 	Replace bool
+	// NoAuthCheck skips CheckAuth, for credentials spawn cannot see.
+	NoAuthCheck bool
 	// DBPath is exported to the agent as TEAMKIT_DB (made absolute).
 	DBPath string
 	// StateDir holds run files (briefings, logs, specs) and the
@@ -107,6 +109,9 @@ type Result struct {
 	// Output is the last lines of the agent's output when it exited or
 	// timed out (escaped for a terminal).
 	Output []string
+	// Offline is set on a timeout spawn called early: the agent's CLI
+	// only said it could not reach its model, for the type's offline_after.
+	Offline bool
 }
 
 // Spawn starts the agent of req with finder's types and db's mailbox.
@@ -130,6 +135,19 @@ func Spawn(ctx context.Context, db *mailbox.DB, finder agenttype.Finder, req Req
 	}
 	if st, err := os.Stat(req.Workdir); err != nil || !st.IsDir() {
 		return Result{}, fmt.Errorf("workdir %s is not a directory", req.Workdir)
+	}
+	// The CLI and its credentials are checked before anything is touched:
+	// a missing key is a hint now, not a failed run minutes later.
+	cli := ""
+	if argv0 := t.Conf.Command[0]; !strings.Contains(argv0, "{") {
+		if cli, err = ResolveCLI(t.Name, argv0, t.Conf.Install, AgentEnv(req.Environ, t.Conf, nil)); err != nil {
+			return Result{}, err
+		}
+	}
+	if !req.NoAuthCheck {
+		if err := CheckAuth(t, AgentEnv(req.Environ, t.Conf, nil)); err != nil {
+			return Result{}, err
+		}
 	}
 	dbPath := req.DBPath
 	if !mailbox.IsPostgres(dbPath) {
@@ -220,8 +238,10 @@ func Spawn(ctx context.Context, db *mailbox.DB, finder agenttype.Finder, req Req
 		"TEAMKIT_DB": dbPath, "TEAMKIT_TEAM": req.Team, "TEAMKIT_AGENT": req.Name,
 		"TEAMKIT_RUN": run, "TEAMKIT_ISSUE": req.Issue,
 	})
-	if _, err := launch.LookPath(argv[0], env); err != nil {
-		return Result{}, fmt.Errorf("type %s: %w", t.Name, err)
+	if cli != "" {
+		argv[0] = cli
+	} else if argv[0], err = ResolveCLI(t.Name, argv[0], t.Conf.Install, env); err != nil {
+		return Result{}, err
 	}
 	if req.Heartbeat <= 0 {
 		req.Heartbeat = roster.DefaultHeartbeat
@@ -306,6 +326,24 @@ func watch(ctx context.Context, db *mailbox.DB, t *agenttype.Type, req Request, 
 		}
 		return ok, err
 	}
+	// offline reports whether the log's last line has said, for the type's
+	// offline_after, that the CLI cannot reach its model.
+	var offlineSince time.Time
+	offline := func(log string) bool {
+		re := t.Conf.OfflineOutput
+		if re == nil {
+			return false
+		}
+		last := LastOutput(log, 1)
+		if len(last) == 0 || !re.MatchString(last[0]) {
+			offlineSince = time.Time{}
+			return false
+		}
+		if offlineSince.IsZero() {
+			offlineSince = time.Now()
+		}
+		return time.Since(offlineSince) >= t.Conf.OfflineAfter
+	}
 	check := func() (bool, error) {
 		if ok, err := marked(); err != nil || ok {
 			return ok, err
@@ -316,6 +354,10 @@ func watch(ctx context.Context, db *mailbox.DB, t *agenttype.Type, req Request, 
 		}
 		if a.Run != run {
 			return false, fmt.Errorf("agent %s/%s was launched again (run %s) while this spawn waited", req.Team, req.Name, a.Run)
+		}
+		if offline(a.Log) {
+			res.Offline = true
+			return true, nil
 		}
 		if a.State == mailbox.StateExited || !sup.Alive() || (a.PID > 0 && !roster.Identity(a).Alive()) {
 			// One more look: it may have marked just before it exited.
@@ -349,9 +391,9 @@ func watch(ctx context.Context, db *mailbox.DB, t *agenttype.Type, req Request, 
 		return Result{}, err
 	}
 	res.After = time.Since(start)
-	if !ok {
+	if !ok || res.Offline {
 		res.Status = StatusUnconfirmed
-		if needMark {
+		if needMark || res.Offline {
 			res.Status = StatusTimeout
 			// A run that never became ready is not left running: it is
 			// stopped like any other, and its exit recorded.
@@ -432,11 +474,36 @@ func NewRun(now time.Time) string {
 	return now.UTC().Format(roster.RunLayout) + "-" + hex.EncodeToString(b[:])
 }
 
-// AgentEnv is the agent's environment: the spawner's, less the type's
-// unset_env, plus the type's env.NAME entries, plus teamkit's identity
-// (which nothing overrides; an empty value is removed).
+// SessionEnv are the variables an agent CLI sets for the processes of its
+// own session: who the session is, and how to reach it (a socket and its
+// token, an IDE server and its auth token). A spawner running inside such a
+// session (claude spawning a team) must not hand them to its agents, of any
+// type: they would tie the agent to the parent's session, and the tokens are
+// secrets. spawn removes them from every agent's environment; a type's
+// env.NAME can still set one on purpose.
+var SessionEnv = []string{
+	// Claude Code.
+	"CLAUDECODE", "CLAUDE_PID", "CLAUDE_CODE_ENTRYPOINT", "CLAUDE_CODE_SESSION_ID",
+	"CLAUDE_CODE_MESSAGING_SOCKET", "CLAUDE_CODE_MESSAGING_TOKEN", "CLAUDE_CODE_CHILD_SESSION",
+	"CLAUDE_CODE_EXECPATH", "CLAUDE_CODE_SESSION_ATTENDED", "CLAUDE_CODE_HOST_SESSION_ID",
+	// Codex.
+	"CODEX_THREAD_ID", "CODEX_SESSION_ID", "CODEX_SANDBOX", "CODEX_SANDBOX_NETWORK_DISABLED",
+	// Gemini CLI (its IDE companion's server, and the token to reach it).
+	"GEMINI_CLI", "GEMINI_CLI_SESSION_ID", "GEMINI_CLI_IDE_SERVER_PORT", "GEMINI_CLI_IDE_WORKSPACE_PATH",
+	"GEMINI_CLI_IDE_AUTH_TOKEN", "GEMINI_CLI_IDE_PID", "GEMINI_CLI_IDE_SERVER_STDIO_COMMAND",
+	"GEMINI_CLI_IDE_SERVER_STDIO_ARGS",
+	// opencode (its server's login, and the session's process).
+	"OPENCODE", "OPENCODE_PID", "OPENCODE_SERVER_USERNAME", "OPENCODE_SERVER_PASSWORD",
+}
+
+// AgentEnv is the agent's environment: the spawner's, less SessionEnv and
+// the type's unset_env, plus the type's env.NAME entries, plus teamkit's
+// identity (which nothing overrides; an empty value is removed).
 func AgentEnv(environ []string, conf agenttype.Conf, identity map[string]string) []string {
 	drop := map[string]bool{}
+	for _, n := range SessionEnv {
+		drop[n] = true
+	}
 	for _, n := range conf.UnsetEnv {
 		drop[n] = true
 	}

@@ -72,11 +72,12 @@ func build(env *command.Env) *cli.App {
 				Action: func(c *cli.Context) error { return runList(c, env) },
 			},
 			{
-				Name:        "answer",
-				Usage:       "answer an ask on the local channel (the next resume pass carries it back)",
-				ArgsUsage:   "<id> [TEXT|-]",
-				UsageText:   "ask answer <id> [TEXT|-] [--approve | --reject] [--deciders LOGINS]",
-				Description: "Examples:\n   ask answer 4 \"5, and log each retry\"\n   TEAMKIT_DECIDERS=$USER ask answer 5 --approve \"checked the read stats\"",
+				Name:      "answer",
+				Usage:     "answer an ask on the local channel (the next resume pass carries it back)",
+				ArgsUsage: "<id> [TEXT|-]",
+				UsageText: "ask answer <id> [TEXT|-] [--approve | --reject] [--deciders LOGINS]",
+				Description: "Examples:\n   ask answer 4 \"5, and log each retry\"\n   TEAMKIT_DECIDERS=\"${USER:-local-user}\" ask answer 5 --approve \"checked the read stats\"\n" +
+					"The decider is $USER, or local-user when USER is unset.",
 				Flags: command.Common(
 					&cli.BoolFlag{Name: "approve", Usage: "approve an approval ask (TEXT is the optional reason)"},
 					&cli.BoolFlag{Name: "reject", Usage: "reject an approval ask (TEXT is the optional reason)"},

@@ -69,7 +69,7 @@ func build(env *command.Env) *cli.App {
 	}
 	return &cli.App{
 		Name:  "inbox",
-		Usage: "the team mailbox: send, drain, list, prune",
+		Usage: "the team mailbox: send, drain, list, prune, copy",
 		UsageText: "inbox send <team> (<to> | --all) [BODY|-] [--from NAME] [--subject S] [--reply-to ID]\n" +
 			"inbox [drain] <team> <name> [--peek] [--limit N] [--wait D] [--reply-to ID] [--format T] [--json]\n" +
 			"inbox list <team> [<name>] [--all] [--json]\n" +
@@ -94,7 +94,7 @@ func build(env *command.Env) *cli.App {
 					"   git diff | inbox send myteam reviewer --subject \"review this\"\n" +
 					"   inbox send myteam --all --from lead -- \"stop and commit what you have\"",
 				Flags: command.Common(
-					&cli.StringFlag{Name: "from", Usage: "sender `NAME` (default $TEAMKIT_AGENT, else $USER)"},
+					&cli.StringFlag{Name: "from", Usage: "sender `NAME` (default $TEAMKIT_AGENT, else $USER, else human)"},
 					&cli.StringFlag{Name: "subject", Usage: "one-line `SUBJECT`"},
 					&cli.Int64Flag{Name: "reply-to", Usage: "`ID` of the message this answers"},
 					&cli.BoolFlag{Name: "all", Usage: "one message to every agent recorded in the team (not the sender)"},

@@ -78,7 +78,7 @@ func build(env *command.Env, h Hooks) *cli.App {
 			"   TEAMKIT_SLACK_APP_TOKEN=xapp-… resume myteam --watch --slack-deciders U0123ABCD   # also hear Slack",
 		Flags: command.Common(
 			&cli.BoolFlag{Name: "watch", Usage: "run a pass every --interval until interrupted"},
-			&cli.DurationFlag{Name: "interval", Value: DefaultInterval, Usage: "time `D` between --watch passes"},
+			command.DurationFlagDefault("interval", "time `D` between --watch passes (60 = 60s, 1m)", DefaultInterval),
 			&cli.IntFlag{Name: "parallel", Value: escalate.DefaultParallel, Usage: "re-spawn up to `N` agents at once (each waits for its own handshake)"},
 			&cli.StringFlag{Name: "deciders", Usage: "`LOGINS` (comma-separated) or @FILE who may approve (default $TEAMKIT_DECIDERS)"},
 			&cli.StringFlag{Name: "slack-deciders", Usage: "Slack user `IDS` (comma-separated) or @FILE who may approve in Slack (default $TEAMKIT_SLACK_DECIDERS)"},
@@ -123,7 +123,7 @@ func run(c *cli.Context, env *command.Env, h Hooks) error {
 	if err != nil {
 		return err
 	}
-	interval := c.Duration("interval")
+	interval := command.Duration(c, "interval")
 	switch {
 	case interval <= 0:
 		return command.Usagef("--interval must be positive")

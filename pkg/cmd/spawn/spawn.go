@@ -37,7 +37,7 @@ func build(env *command.Env) *cli.App {
 		Name:      "spawn",
 		Usage:     "start an agent of a type, briefed whole, and wait until it is really ready",
 		ArgsUsage: "<type> <name>",
-		UsageText: "spawn <type> <name> [--team T] [--task TEXT | --task-file F] [--issue OWNER/REPO#N] [--timeout D] [--workdir DIR] [--replace] [--grace D] [--json]\n" +
+		UsageText: "spawn <type> <name> [--team T] [--task TEXT | --task-file F] [--issue OWNER/REPO#N] [--timeout D] [--workdir DIR] [--replace] [--no-auth-check] [--grace D] [--json]\n" +
 			"spawn list <team> [--json]\n" +
 			"spawn log <team> <name> [--follow]\n" +
 			"spawn stop <team> (<name> | --all) [--grace D]",
@@ -59,6 +59,7 @@ func build(env *command.Env) *cli.App {
 			timeoutFlag(),
 			&cli.StringFlag{Name: "workdir", Usage: "the agent's working `DIR` (default: the current directory)"},
 			&cli.BoolFlag{Name: "replace", Usage: "stop a live agent of the same name first"},
+			&cli.BoolFlag{Name: "no-auth-check", Usage: "launch even when none of the type's keys or login files is found"},
 			graceFlag(),
 		),
 		Action: func(c *cli.Context) error { return run(c, env) },
@@ -107,6 +108,15 @@ func run(c *cli.Context, env *command.Env) error {
 // the task, and checks every name before anything is touched.
 func parseSpawn(c *cli.Context, env *command.Env) (*Options, error) {
 	args := c.Args().Slice()
+	if len(args) > 0 {
+		// "spawn lst myteam" is a mistyped verb, not a type called lst.
+		if _, err := agenttype.NewFinder(env.Getenv).Find(args[0]); errors.Is(err, agenttype.ErrUnknownType) {
+			if verb := command.NearVerb(c.App, args[0]); verb != "" {
+				return nil, command.WithHint(command.Usagef("unknown type or command %q", args[0]), "did you mean 'spawn "+verb+"'?")
+			}
+			return nil, explain(err, env)
+		}
+	}
 	if len(args) != 2 {
 		return nil, command.Usagef("usage: spawn <type> <name> [--team T] [--task TEXT]")
 	}
@@ -178,7 +188,7 @@ func parseSpawn(c *cli.Context, env *command.Env) (*Options, error) {
 	return &Options{
 		Request: spawn.Request{
 			Type: args[0], Team: team, Name: args[1], Task: task, Issue: issue,
-			Workdir: c.String("workdir"), Timeout: command.Duration(c, "timeout"), Replace: c.Bool("replace"),
+			Workdir: c.String("workdir"), Timeout: command.Duration(c, "timeout"), Replace: c.Bool("replace"), NoAuthCheck: c.Bool("no-auth-check"),
 			DBPath: dbPath, StateDir: filepath.Join(command.StateHome(env), "teamkit"),
 			Environ: env.Environ(),
 			Host:    roster.HostName(env.Getenv), Heartbeat: heartbeat, Grace: grace,
@@ -207,13 +217,16 @@ func (o *Options) run(ctx context.Context, env *command.Env, db *mailbox.DB) err
 	}
 	res, err := spawn.Spawn(ctx, db, agenttype.NewFinder(env.Getenv), req)
 	if err != nil {
-		return explain(err)
+		return explain(err, env)
 	}
 	if err := report(o.JSON, env, res); err != nil {
 		return err
 	}
 	for _, line := range res.Output {
 		fmt.Fprintf(env.Stderr, "spawn: agent output: %s\n", line)
+	}
+	if hint := timeoutHint(res); hint != "" {
+		fmt.Fprintf(env.Stderr, "spawn: hint: %s\n", hint)
 	}
 	if res.Status == spawn.StatusExited || res.Status == spawn.StatusTimeout {
 		return command.Condition()
@@ -233,14 +246,47 @@ func checkTask(task string) error {
 	return nil
 }
 
-func explain(err error) error {
+func explain(err error, env *command.Env) error {
+	var unknown *agenttype.UnknownTypeError
 	switch {
-	case errors.Is(err, agenttype.ErrUnknownType):
+	case errors.As(err, &unknown):
+		var names []string
+		list, _ := agenttype.NewFinder(env.Getenv).List()
+		for _, l := range list {
+			names = append(names, l.Name)
+		}
+		if best := command.Nearest(unknown.Name, names); best != "" {
+			return command.WithHint(err, "did you mean '"+best+"'?")
+		}
 		return command.WithHint(err, "add the type under $XDG_CONFIG_HOME/teamkit/types/<type>/ or a directory on $TEAMKIT_TYPES")
 	case errors.Is(err, agenttype.ErrMalformed):
 		return command.WithHint(err, "see the type.conf reference in the README")
 	}
 	return err
+}
+
+// timeoutHint says what to check after a timeout the agent's output does
+// not explain: a CLI that only said it could not reach its model, or one
+// that said nothing at all.
+func timeoutHint(res spawn.Result) string {
+	a := res.Agent
+	switch {
+	case res.Status != spawn.StatusTimeout:
+		return ""
+	case res.Offline:
+		return fmt.Sprintf("the agent's CLI could not reach its model and kept waiting, so it was stopped: check the network, a proxy (HTTPS_PROXY), and the API's base URL; `spawn log %s %s` shows its output", a.Team, a.Name)
+	case len(res.Output) == 0:
+		return fmt.Sprintf("the agent printed nothing: check its key or login, that its model's API is reachable, and that the CLI runs by hand (the command is in `spawn log %s %s`); a slow first turn needs a longer --timeout", a.Team, a.Name)
+	}
+	return ""
+}
+
+// reason is why a spawn ended early, "" when its status says it all.
+func reason(res spawn.Result) string {
+	if res.Offline {
+		return "offline"
+	}
+	return ""
 }
 
 func report(asJSON bool, env *command.Env, res spawn.Result) error {
@@ -252,7 +298,8 @@ func report(asJSON bool, env *command.Env, res spawn.Result) error {
 			AfterSeconds float64       `json:"after_seconds"`
 			Briefing     string        `json:"briefing"`
 			Agent        mailbox.Agent `json:"agent"`
-		}{res.Status, res.After.Seconds(), res.Briefing, a})
+			Reason       string        `json:"reason,omitempty"`
+		}{res.Status, res.After.Seconds(), res.Briefing, a, reason(res)})
 	}
 	kv := []string{"status", res.Status}
 	switch res.Status {
@@ -268,6 +315,9 @@ func report(asJSON bool, env *command.Env, res spawn.Result) error {
 	kv = append(kv, "agent", a.Name, "team", a.Team, "type", a.Type, "run", a.Run, "pid", fmt.Sprint(a.PID))
 	if res.Status != spawn.StatusExited {
 		kv = append(kv, "log", a.Log)
+	}
+	if r := reason(res); r != "" {
+		kv = append(kv, "reason", r)
 	}
 	return command.KV(env.Stdout, kv...)
 }

@@ -12,6 +12,8 @@ package pgdriver
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"database/sql/driver"
 	"errors"
 	"fmt"
@@ -66,9 +68,29 @@ func (client) ErrorCode(err error) string {
 	return ""
 }
 
-func (client) IsConnectError(err error) bool {
+func (client) ConnectPhase(err error) string {
 	var ce *pgconn.ConnectError
-	return errors.As(err, &ce)
+	if !errors.As(err, &ce) {
+		return ""
+	}
+	var (
+		certErr   *tls.CertificateVerificationError
+		unknownCA x509.UnknownAuthorityError
+		hostErr   x509.HostnameError
+		recordErr tls.RecordHeaderError
+		msg       = ce.Error()
+	)
+	switch {
+	case strings.Contains(msg, "tls error: "), errors.As(err, &certErr), errors.As(err, &unknownCA),
+		errors.As(err, &hostErr), errors.As(err, &recordErr):
+		return mailbox.PhaseTLS
+	case strings.Contains(msg, "password"), strings.Contains(msg, "SASL"):
+		return mailbox.PhaseLogin
+	}
+	// Refused, unresolvable, or some other failure before the session
+	// began (a protocol error): reaching the server is the first thing to
+	// check.
+	return mailbox.PhaseUnreachable
 }
 
 // Listen runs LISTEN on the connection sql.Conn.Raw hands out.

@@ -1,0 +1,157 @@
+// Command testsummary reads `go test -json` on stdin and says what ran: it
+// passes through the output of whatever failed, then closes with one
+// summary of the packages and tests that passed, failed and were skipped,
+// each skip with its reason, so `make test` shows what it did not test
+// without -v. It exits 1 when anything failed (or nothing ran).
+//
+//	go test -json ./... | go run ./scripts/testsummary [-label NAME]
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"regexp"
+	"sort"
+	"strings"
+)
+
+type event struct {
+	Action  string
+	Package string
+	Test    string
+	Output  string
+	Elapsed float64
+}
+
+// fileLine is the "name_test.go:12: " prefix t.Log puts before a line.
+var fileLine = regexp.MustCompile(`^\s*[\w.-]+\.go:\d+: `)
+
+type summary struct {
+	pkgPass, pkgFail, pkgNoTests int
+	pass, fail                   int
+	skips                        map[string][]string // reason -> tests
+	failed                       []string
+	elapsed                      float64
+}
+
+func main() {
+	label := flag.String("label", "tests", "what the summary line calls this run")
+	flag.Parse()
+	s, err := read(os.Stdin, os.Stdout)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "testsummary:", err)
+		os.Exit(1)
+	}
+	s.print(os.Stdout, *label)
+	if s.pkgFail > 0 || s.fail > 0 || s.pkgPass+s.pkgNoTests == 0 {
+		os.Exit(1)
+	}
+}
+
+func read(r io.Reader, out io.Writer) (*summary, error) {
+	s := &summary{skips: map[string][]string{}}
+	logs := map[string][]string{} // package/test -> output lines
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 1<<20), 1<<26)
+	for sc.Scan() {
+		line := sc.Bytes()
+		var e event
+		if json.Unmarshal(line, &e) != nil || e.Action == "" {
+			fmt.Fprintln(out, string(line)) // go's own messages (a build error)
+			continue
+		}
+		key := e.Package + " " + e.Test
+		switch e.Action {
+		case "output", "build-output":
+			logs[key] = append(logs[key], e.Output)
+		case "pass":
+			if e.Test == "" {
+				s.pkgPass++
+				s.elapsed += e.Elapsed
+			} else {
+				s.pass++
+			}
+			delete(logs, key)
+		case "skip":
+			if e.Test == "" {
+				s.pkgNoTests++
+			} else if !strings.Contains(e.Test, "/") || !s.parentSkipped(e.Test) {
+				reason := skipReason(logs[key])
+				s.skips[reason] = append(s.skips[reason], e.Test)
+			}
+			delete(logs, key)
+		case "fail", "build-fail":
+			if e.Test == "" {
+				s.pkgFail++
+				s.elapsed += e.Elapsed
+			} else {
+				s.fail++
+				s.failed = append(s.failed, e.Package+" "+e.Test)
+			}
+			for _, l := range logs[key] {
+				if !strings.HasPrefix(l, "=== ") { // RUN, PAUSE, CONT: noise without -v
+					io.WriteString(out, l)
+				}
+			}
+			delete(logs, key)
+		}
+	}
+	return s, sc.Err()
+}
+
+// parentSkipped reports whether a skipped subtest's parent was skipped
+// too, which already says why.
+func (s *summary) parentSkipped(test string) bool {
+	parent := test[:strings.LastIndexByte(test, '/')]
+	for _, tests := range s.skips {
+		for _, t := range tests {
+			if t == parent {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// skipReason is the last line a skipped test logged before its SKIP line,
+// without the file:line prefix.
+func skipReason(lines []string) string {
+	for i := len(lines) - 1; i >= 0; i-- {
+		l := strings.TrimSpace(lines[i])
+		if l == "" || strings.HasPrefix(l, "--- SKIP") || strings.HasPrefix(l, "=== ") {
+			continue
+		}
+		return strings.TrimSpace(fileLine.ReplaceAllString(lines[i], ""))
+	}
+	return "(no reason given)"
+}
+
+func (s *summary) print(w io.Writer, label string) {
+	nskip := 0
+	for _, t := range s.skips {
+		nskip += len(t)
+	}
+	fmt.Fprintf(w, "\n== %s: %d packages ok, %d failed, %d without tests; %d tests passed, %d failed, %d skipped (%.0fs of package time)\n",
+		label, s.pkgPass, s.pkgFail, s.pkgNoTests, s.pass, s.fail, nskip, s.elapsed)
+	for _, f := range s.failed {
+		fmt.Fprintf(w, "   FAILED %s\n", f)
+	}
+	reasons := make([]string, 0, len(s.skips))
+	for r := range s.skips {
+		reasons = append(reasons, r)
+	}
+	sort.Strings(reasons)
+	for _, r := range reasons {
+		tests := s.skips[r]
+		sort.Strings(tests)
+		shown := tests
+		if len(shown) > 4 {
+			shown = append(shown[:4:4], fmt.Sprintf("and %d more", len(tests)-4))
+		}
+		fmt.Fprintf(w, "   skipped %s: %s\n", strings.Join(shown, ", "), r)
+	}
+}
