@@ -137,6 +137,8 @@ func (s *summary) print(w io.Writer, label string) {
 	}
 	fmt.Fprintf(w, "\n== %s: %d packages ok, %d failed, %d without tests; %d tests passed, %d failed, %d skipped (%.0fs of package time)\n",
 		label, s.pkgPass, s.pkgFail, s.pkgNoTests, s.pass, s.fail, nskip, s.elapsed)
+	// The plain closing line CI's readers look for.
+	fmt.Fprintf(w, "tests: %d passed, %d failed, %d skipped\n", s.pass, s.fail, nskip)
 	for _, f := range s.failed {
 		fmt.Fprintf(w, "   FAILED %s\n", f)
 	}
