@@ -32,7 +32,7 @@ var commands = map[string]command.App{
 	"inbox":  inbox.App,
 	"stale":  stale.App,
 	"ready":  ready.App,
-	"spawn":  spawn.App,
+	"spawn":  spawn.New(spawn.Hooks{Step: supervisorFault(os.Getenv("TEAMKIT_TEST_FAULT"))}),
 	"ask":    ask.App,
 	"resume": resume.New(resume.Hooks{Crash: crashAt(os.Getenv("TEAMKIT_TEST_CRASH"))}),
 }

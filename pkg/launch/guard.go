@@ -146,8 +146,12 @@ func Guard(stdin io.Reader, open func(ctx context.Context, path string) (*mailbo
 	// still have started the agent: its processes say so.
 	started = started || len(group.Members()) > 0
 	group.Stop(gs.Grace)
+	patience := EndPatience
+	if !started && gs.Ask > 0 {
+		patience = GiveBackPatience // the answer is at stake, not only the record
+	}
 	var db *mailbox.DB
-	err = retry(func(ctx context.Context) (err error) {
+	err = retry(patience, func(ctx context.Context) (err error) {
 		db, err = open(ctx, gs.DB)
 		return err
 	})

@@ -230,6 +230,10 @@ func Supervise(ctx context.Context, spec Spec, db *mailbox.DB, stdout, stderr io
 	}, spec.Ask); err != nil {
 		guard.release()
 		note(spec, "agent %s/%s run %s not started: %v", spec.Team, spec.Name, spec.Run, err)
+		if spec.Ask > 0 && !errors.Is(err, mailbox.ErrWithdrawn) {
+			// The commit may have landed with its acknowledgement lost.
+			retry(EndPatience, func(ctx context.Context) error { return db.UnstartRun(ctx, spec.Ask, spec.Run) })
+		}
 		recordEnd(db, spec, nil)
 		return 1, fmt.Errorf("agent not started: %w", err)
 	}
@@ -385,7 +389,7 @@ func recordExit(db *mailbox.DB, spec Spec, code int) {
 
 // recordEnd records the run as exited, with code when known.
 func recordEnd(db *mailbox.DB, spec Spec, code *int) error {
-	err := retry(func(ctx context.Context) error {
+	err := retry(EndPatience, func(ctx context.Context) error {
 		return db.SetAgentState(ctx, spec.Team, spec.Name, spec.Run, mailbox.StateExited, 0, code)
 	})
 	if err != nil {
@@ -394,13 +398,21 @@ func recordEnd(db *mailbox.DB, spec Spec, code *int) error {
 	return err
 }
 
+// EndPatience is how long a run's end is retried; GiveBackPatience how long
+// the answer of a run whose agent never started is: until it is given back
+// the answer counts as delivered, so it outlasts any outage a pass would.
+const (
+	EndPatience      = 3 * time.Second
+	GiveBackPatience = time.Hour
+)
+
 // unstart gives back the answer of a run whose agent never started (see
 // mailbox.DB.UnstartRun), so resume delivers it with another run.
 func unstart(db *mailbox.DB, spec Spec) error {
 	if spec.Ask == 0 {
 		return nil
 	}
-	err := retry(func(ctx context.Context) error { return db.UnstartRun(ctx, spec.Ask, spec.Run) })
+	err := retry(GiveBackPatience, func(ctx context.Context) error { return db.UnstartRun(ctx, spec.Ask, spec.Run) })
 	if err != nil {
 		note(spec, "could not give back the answer to ask %d, which run %s never delivered: %v", spec.Ask, spec.Run, err)
 	} else {
@@ -409,21 +421,21 @@ func unstart(db *mailbox.DB, spec Spec) error {
 	return err
 }
 
-// retry runs write with a fresh context (the run's end matters even when
-// the supervisor was told to stop), up to five times over about three
-// seconds: a database restarting or briefly full is ridden out.
-func retry(write func(ctx context.Context) error) error {
-	var err error
-	for attempt, wait := 0, 100*time.Millisecond; attempt < 5; attempt, wait = attempt+1, wait*2 {
+// retry runs write, each time with a fresh context (the run's end matters
+// even when the supervisor was told to stop), until it succeeds or patience
+// has passed, backing off from 100 ms to 10 s: a database restarting or
+// briefly full is ridden out.
+func retry(patience time.Duration, write func(ctx context.Context) error) error {
+	deadline := time.Now().Add(patience)
+	for wait := 100 * time.Millisecond; ; wait = min(2*wait, 10*time.Second) {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		err = write(ctx)
+		err := write(ctx)
 		cancel()
-		if err == nil {
-			return nil
+		if err == nil || time.Now().Add(wait).After(deadline) {
+			return err
 		}
 		time.Sleep(wait)
 	}
-	return err
 }
 
 // ExitCode is the shell's view of how a process ended.
