@@ -22,6 +22,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rogpeppe/go-internal/testscript"
+
 	"github.com/teamkit/teamkit/pkg/cmd/spawn"
 	"github.com/teamkit/teamkit/pkg/escalate"
 	"github.com/teamkit/teamkit/pkg/launch"
@@ -300,8 +302,7 @@ func newFaultBench(t *testing.T, backend string) *faultBench {
 		b.sql(`PRAGMA busy_timeout = 60000`)
 	}
 	if backend == "postgres" {
-		b.sql(`CREATE OR REPLACE FUNCTION fault_raise() RETURNS trigger LANGUAGE plpgsql AS $$
-			BEGIN RAISE EXCEPTION 'injected fault: %', TG_ARGV[0]; END $$`)
+		b.sql(pgFaultFunc)
 	}
 	return b
 }
@@ -343,41 +344,74 @@ var statementFaults = map[string]struct{ table, when, event string }{
 
 func (b *faultBench) arm(kind string) {
 	f := statementFaults[kind]
-	name := "fault_" + strings.ReplaceAll(kind, "-", "_")
-	if b.backend == "postgres" {
-		when := ""
-		if f.when != "" {
-			when = " WHEN (" + f.when + ")"
-		}
-		b.sql(fmt.Sprintf(`CREATE TRIGGER %s BEFORE %s ON %s FOR EACH ROW%s EXECUTE FUNCTION fault_raise('%s')`, name, f.event, f.table, when, kind))
-		return
-	}
-	when := ""
-	if f.when != "" {
-		when = " WHEN " + f.when
-	}
-	b.sql(fmt.Sprintf(`CREATE TRIGGER %s BEFORE %s ON %s%s BEGIN SELECT RAISE(ABORT, 'injected fault: %s'); END`, name, f.event, f.table, when, kind))
+	b.sql(triggerSQL(b.backend == "postgres", true, kind, f.table, f.event, f.when))
 }
 
 func (b *faultBench) disarm(kind string) {
-	name := "fault_" + strings.ReplaceAll(kind, "-", "_")
-	if b.backend == "postgres" {
-		b.sql(fmt.Sprintf(`DROP TRIGGER IF EXISTS %s ON %s`, name, statementFaults[kind].table))
-		return
-	}
-	b.sql(`DROP TRIGGER IF EXISTS ` + name)
+	f := statementFaults[kind]
+	b.sql(triggerSQL(b.backend == "postgres", false, kind, f.table, f.event, f.when))
 }
 
-// stepFaults are the supervisor's steps and the faults each can take.
-func (b *faultBench) stepFaults() [][2]string {
-	out := [][2]string{
-		{spawn.StepBeforeOpen, "kill"}, {launch.StepBeforeStart, "kill"},
-		{launch.StepAfterRecord, "kill"}, {launch.StepAfterStart, "kill"},
+// triggerSQL is the test-side SQL that makes a statement fail with
+// "injected fault: KIND" (arm) or stops it (disarm): on PostgreSQL a trigger
+// calling fault_raise (see pgFaultFunc), on SQLite a trigger raising.
+func triggerSQL(postgres, arm bool, kind, table, event, when string) string {
+	name := "fault_" + strings.ReplaceAll(kind, "-", "_")
+	switch {
+	case postgres && arm:
+		if when != "" {
+			when = " WHEN (" + when + ")"
+		}
+		return fmt.Sprintf(`CREATE TRIGGER %s BEFORE %s ON %s FOR EACH ROW%s EXECUTE FUNCTION fault_raise('%s')`, name, event, table, when, kind)
+	case postgres:
+		return fmt.Sprintf(`DROP TRIGGER IF EXISTS %s ON %s`, name, table)
+	case arm:
+		if when != "" {
+			when = " WHEN " + when
+		}
+		return fmt.Sprintf(`CREATE TRIGGER %s BEFORE %s ON %s%s BEGIN SELECT RAISE(ABORT, 'injected fault: %s'); END`, name, event, table, when, kind)
 	}
+	return `DROP TRIGGER IF EXISTS ` + name
+}
+
+const pgFaultFunc = `CREATE OR REPLACE FUNCTION fault_raise() RETURNS trigger LANGUAGE plpgsql AS $$
+	BEGIN RAISE EXCEPTION 'injected fault: %', TG_ARGV[0]; END $$`
+
+// faultTrigger is the scripts' "faulttrigger arm|disarm KIND TABLE EVENT
+// [WHEN]": a statement of $TEAMKIT_DB's mailbox fails while armed.
+func faultTrigger(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) < 4 || len(args) > 5 || (args[0] != "arm" && args[0] != "disarm") {
+		ts.Fatalf("usage: faulttrigger arm|disarm KIND TABLE EVENT [WHEN]")
+	}
+	dbURL := ts.Getenv("TEAMKIT_DB")
+	db, err := sql.Open(sqlDriver(dbURL), dbURL)
+	ts.Check(err)
+	defer db.Close()
+	postgres := sqlDriver(dbURL) == "pgx"
+	when := ""
+	if len(args) == 5 {
+		when = args[4]
+	}
+	if postgres && args[0] == "arm" {
+		_, err = db.Exec(pgFaultFunc)
+		ts.Check(err)
+	}
+	_, err = db.Exec(triggerSQL(postgres, args[0] == "arm", args[1], args[2], args[3], when))
+	ts.Check(err)
+}
+
+// killSteps are the supervisor's steps, each a place to SIGKILL it.
+var killSteps = [][2]string{
+	{spawn.StepBeforeOpen, "kill"}, {launch.StepBeforeStart, "kill"},
+	{launch.StepAfterRecord, "kill"}, {launch.StepAfterStart, "kill"},
+}
+
+// dbFaults are the faults of the database a supervisor meets.
+func (b *faultBench) dbFaults() [][2]string {
 	if b.backend == "postgres" {
-		return append(out, [2]string{spawn.StepBeforeOpen, "refused"}, [2]string{spawn.StepBeforeOpen, "toomany"})
+		return [][2]string{{spawn.StepBeforeOpen, "refused"}, {spawn.StepBeforeOpen, "toomany"}}
 	}
-	return append(out, [2]string{launch.StepBeforeStart, "locked"})
+	return [][2]string{{launch.StepBeforeStart, "locked"}}
 }
 
 var passCrashes = []string{escalate.CrashAfterIntent, escalate.CrashAfterLaunch, escalate.CrashAfterSpawn}
@@ -405,14 +439,12 @@ func (b *faultBench) run(want int) {
 			expected[token] = asks[name]
 		}
 
-		// The faults of this pass: one per agent's supervisor (or none),
-		// and one for the pass itself (or none).
+		// The faults of this pass: SIGKILLs of the supervisors (one per
+		// agent, at a random step, or none), or one fault that hits the
+		// whole pass: the database refusing connections or locked, a
+		// statement failing, or the pass itself killed.
 		armed := map[string]string{}
-		for _, name := range agents {
-			if rng.IntN(4) == 0 {
-				continue
-			}
-			sf := b.stepFaults()[rng.IntN(len(b.stepFaults()))]
+		arm := func(name string, sf [2]string) {
 			armed[name] = sf[1] + "@" + sf[0]
 			if err := os.WriteFile(filepath.Join(b.dir, name), []byte(sf[0]+" "+sf[1]), 0o600); err != nil {
 				t.Fatal(err)
@@ -420,14 +452,22 @@ func (b *faultBench) run(want int) {
 		}
 		var extra []string
 		crash, stmt := "", ""
-		switch rng.IntN(5) {
-		case 0, 3:
-			crash = passCrashes[rng.IntN(len(passCrashes))]
-			extra = []string{"TEAMKIT_TEST_CRASH=" + crash}
-		case 1, 2:
+		switch db := b.dbFaults(); rng.IntN(6) {
+		case 0, 1, 2:
+			for _, name := range agents {
+				if rng.IntN(8) != 0 {
+					arm(name, killSteps[rng.IntN(len(killSteps))])
+				}
+			}
+		case 3:
+			arm(agents[rng.IntN(len(agents))], db[rng.IntN(len(db))])
+		case 4:
 			kinds := []string{"start-write", "ready-write", "settle-write"}
 			stmt = kinds[rng.IntN(len(kinds))]
 			b.arm(stmt)
+		case 5:
+			crash = passCrashes[rng.IntN(len(passCrashes))]
+			extra = []string{"TEAMKIT_TEST_CRASH=" + crash}
 		}
 		stderr, _ := b.cmdEnv(extra, "resume", "f", "--parallel", fmt.Sprint(faultAgents))
 
@@ -500,33 +540,45 @@ func (b *faultBench) statementFired(kind, stderr string) bool {
 }
 
 // awaiting waits until every agent has exited and has a question awaiting
-// (starting an agent afresh if its last run was stopped before it asked),
-// and returns each one's ask.
+// (starting agents afresh, side by side, whose last run was stopped before
+// it asked), and returns each one's ask.
 func (b *faultBench) awaiting(agents []string) map[string]int64 {
 	ctx := context.Background()
 	out := map[string]int64{}
-	for _, name := range agents {
-		deadline := time.Now().Add(waitLimit)
-		for {
+	deadline := time.Now().Add(waitLimit)
+	for len(out) < len(agents) {
+		var prime []string
+		for _, name := range agents {
+			if _, ok := out[name]; ok {
+				continue
+			}
 			a, err := b.db.Agent(ctx, "f", name)
 			// A run whose end could not be recorded (a neighbour's fault
 			// held the database) is over when its supervisor is gone.
 			exited := err == nil && (a.State == mailbox.StateExited || a.State == mailbox.StateFailed || !roster.Identity(a).Alive())
-			if errors.Is(err, mailbox.ErrNotFound) || exited {
-				id, ok := b.question(name)
-				if ok {
-					out[name] = id
-					break
-				}
-				if _, err := b.cmd("spawn", "answerer", name, "--team", "f", "--timeout", "60s"); err != nil {
-					b.t.Logf("spawn %s: %v", name, err)
+			if !errors.Is(err, mailbox.ErrNotFound) && !exited {
+				if time.Now().After(deadline) {
+					tail, _ := launch.Tail(a.Log, 2000)
+					b.t.Fatalf("agent %s run %s never exited (%s, %v); its log ends:\n%s", name, a.Run, a.State, err, tail)
 				}
 				continue
 			}
-			if time.Now().After(deadline) {
-				tail, _ := launch.Tail(a.Log, 2000)
-				b.t.Fatalf("agent %s run %s never exited (%s, %v); its log ends:\n%s", name, a.Run, a.State, err, tail)
+			if id, ok := b.question(name); ok {
+				out[name] = id
+			} else {
+				prime = append(prime, name)
 			}
+		}
+		var wg sync.WaitGroup
+		for _, name := range prime {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				b.cmd("spawn", "answerer", name, "--team", "f", "--timeout", "60s")
+			}()
+		}
+		wg.Wait()
+		if len(out) < len(agents) {
 			time.Sleep(pollEvery)
 		}
 	}

@@ -93,6 +93,7 @@ var postgresScripts = []string{
 	"spawn_probe", "ask_local", "resume_question", "resume_concurrent", "resume_pause", "resume_crash",
 	"fleet", "inbox_fleet", "slack_question", "slack_approval", "slack_race", "slack_outage",
 	"inbox_copy", "proc_hosts", "proc_stop", "proc_supervisor_crash", "resume_two_hosts", "inbox_slow_reader", "resume_stalled_reader", "resume_host", "proc_legacy_record",
+	"resume_delivery",
 }
 
 func TestScriptsPostgres(t *testing.T) {
@@ -179,6 +180,7 @@ func scriptParams(t *testing.T, dir string, files []string) testscript.Params {
 			"stalled":      stalled,
 			"fixture":      fixture,
 			"corrupt":      corruptTable,
+			"faulttrigger": faultTrigger,
 		},
 	}
 }
