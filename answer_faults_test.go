@@ -47,7 +47,7 @@ const leanFaults = 40
 
 // faultAgents is how many agents share the team: a pass re-spawns them side
 // by side, each with its own fault (or none).
-const faultAgents = 8
+const faultAgents = 16
 
 // supervisorFault is spawn's Step hook in the test binary: at each step of
 // a supervisor's start it reads the fault file of its agent,
@@ -454,8 +454,8 @@ func (b *faultBench) run(want int) {
 		}
 		var extra []string
 		crash, stmt := "", ""
-		switch db := b.dbFaults(); rng.IntN(6) {
-		case 0, 1, 2:
+		switch db := b.dbFaults(); rng.IntN(7) {
+		case 0, 1, 2, 6:
 			for _, name := range agents {
 				if rng.IntN(8) != 0 {
 					arm(name, killSteps[rng.IntN(len(killSteps))])
