@@ -38,8 +38,9 @@ var commands = map[string]command.App{
 }
 
 // crashAt kills the resume process at the crash point TEAMKIT_TEST_CRASH
-// names (after-intent, after-decide, after-spawn): resume_crash.txtar proves
-// that the next pass recovers from a crash at each point. The variable is read
+// names (after-intent, after-decide, after-launch, after-spawn):
+// resume_crash.txtar and TestAnswerFaults prove that the next pass recovers
+// from a crash at each point. The variable is read
 // here, in the test binary only; the shipped resume has no such hook.
 func crashAt(want string) func(string) {
 	if want == "" {
