@@ -40,9 +40,10 @@ import (
 //	go test -run TestAnswerFaults -faults 600 -v .  # the soak: 600 faults per backend
 var faultsFlag = flag.Int("faults", 0, "faults TestAnswerFaults injects per backend (0: a lean run for make test)")
 
-// leanFaults is what make test injects per backend: about 1.5 min on
-// SQLite and 3 min on PostgreSQL on 2 cores (a re-spawn whose supervisor
-// died unrecorded costs spawn its 5 s wait for an exit record).
+// leanFaults is what make test injects per backend: five or so passes of
+// sixteen re-spawns each, a minute or two per backend on 2 cores (a
+// re-spawn whose supervisor died unrecorded costs spawn its 5 s wait for
+// an exit record).
 const leanFaults = 40
 
 // faultAgents is how many agents share the team: a pass re-spawns them side
