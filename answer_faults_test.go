@@ -37,7 +37,7 @@ import (
 // from resume's pass through the run's supervisor to the agent's start.
 //
 //	go test -run TestAnswerFaults .                 # make test: a lean run per backend
-//	go test -run TestAnswerFaults -faults 600 -v .  # the soak: 600 faults per backend
+//	go test -run TestAnswerFaults -faults 520 -v .  # the soak: 520 faults per backend
 var faultsFlag = flag.Int("faults", 0, "faults TestAnswerFaults injects per backend (0: a lean run for make test)")
 
 // leanFaults is what make test injects per backend: five or so passes of
