@@ -40,11 +40,11 @@ import (
 //	go test -run TestAnswerFaults -faults 520 -v .  # the soak: 520 faults per backend
 var faultsFlag = flag.Int("faults", 0, "faults TestAnswerFaults injects per backend (0: a lean run for make test)")
 
-// leanFaults is what make test injects per backend: five or so passes of
-// sixteen re-spawns each, a minute or two per backend on 2 cores (a
-// re-spawn whose supervisor died unrecorded costs spawn its 5 s wait for
-// an exit record).
-const leanFaults = 40
+// leanFaults is what make test injects per backend: about ten passes of
+// sixteen re-spawns each, some 1.5 min on SQLite and 2.5 min on PostgreSQL
+// on 2 cores (40 took 41 s and 75 s; a re-spawn whose supervisor died
+// unrecorded costs spawn its 5 s wait for an exit record).
+const leanFaults = 80
 
 // faultAgents is how many agents share the team: a pass re-spawns them side
 // by side, each with its own fault (or none).
