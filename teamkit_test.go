@@ -32,14 +32,15 @@ var commands = map[string]command.App{
 	"inbox":  inbox.App,
 	"stale":  stale.App,
 	"ready":  ready.App,
-	"spawn":  spawn.App,
+	"spawn":  spawn.New(spawn.Hooks{Step: supervisorFault(os.Getenv("TEAMKIT_TEST_FAULT"))}),
 	"ask":    ask.App,
 	"resume": resume.New(resume.Hooks{Crash: crashAt(os.Getenv("TEAMKIT_TEST_CRASH"))}),
 }
 
 // crashAt kills the resume process at the crash point TEAMKIT_TEST_CRASH
-// names (after-intent, after-decide, after-spawn): resume_crash.txtar proves
-// that the next pass recovers from a crash at each point. The variable is read
+// names (after-intent, after-decide, after-launch, after-spawn):
+// resume_crash.txtar and TestAnswerFaults prove that the next pass recovers
+// from a crash at each point. The variable is read
 // here, in the test binary only; the shipped resume has no such hook.
 func crashAt(want string) func(string) {
 	if want == "" {
@@ -95,6 +96,7 @@ var postgresScripts = []string{
 	"fleet", "inbox_fleet", "slack_question", "slack_approval", "slack_race", "slack_outage",
 	"slack_as_it_stands", "slack_db_outage",
 	"inbox_copy", "proc_hosts", "proc_stop", "proc_supervisor_crash", "resume_two_hosts", "inbox_slow_reader", "resume_stalled_reader", "resume_host", "proc_legacy_record",
+	"resume_delivery",
 }
 
 func TestScriptsPostgres(t *testing.T) {
@@ -188,6 +190,7 @@ func scriptParams(t *testing.T, dir string, files []string) testscript.Params {
 			"corrupt":      corruptTable,
 			"dbdown":       dbOutage("dbdown"),
 			"dbup":         dbOutage("dbup"),
+			"faulttrigger": faultTrigger,
 		},
 	}
 }

@@ -14,10 +14,8 @@ const SourceLocal = "local"
 
 // ResumeKey names one resume of an ask: the ask id and the resume intent's
 // time in nanoseconds. The re-spawned launch records it (mailbox.Agent
-// ResumeOf); after a crash between launching the agent and recording the
-// resume, the next pass finds it on the agent's launch and knows the launch
-// happened, so it does not launch a second copy. No other launch can carry
-// it: the intent's time does not exist until the resume starts.
+// ResumeOf), so an agent's record says which resume made it; whether the
+// answer went is the ask's own record (launch_run, resumed_run), never this.
 func ResumeKey(askID int64, intent time.Time) string {
 	return fmt.Sprintf("ask %d resume %d", askID, intent.UnixNano())
 }

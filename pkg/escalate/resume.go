@@ -17,7 +17,8 @@ import (
 const (
 	CrashAfterIntent = "after-intent" // intent recorded, decision not yet
 	CrashAfterDecide = "after-decide" // decision recorded, agent not yet re-spawned
-	CrashAfterSpawn  = "after-spawn"  // agent re-spawned, not yet recorded as resumed
+	CrashAfterLaunch = "after-launch" // the launch's run recorded on the ask, not yet launched
+	CrashAfterSpawn  = "after-spawn"  // agent re-spawned (its start recorded by its supervisor), the pass not yet settled
 )
 
 // PausedSetting is the team setting that pauses resume.
@@ -56,9 +57,15 @@ type SpawnRequest struct {
 	Task             string
 	Issue            string
 	Workdir          string
-	// ResumeOf is recorded on the launch (ResumeKey), so a crashed pass's
-	// launch is recognised.
+	// ResumeOf is recorded on the launch (ResumeKey), to say which resume
+	// made it.
 	ResumeOf string
+	// Run is the launch id, recorded on the ask before the launch; the
+	// run's supervisor records ask AskID's answer as delivered by it before
+	// it starts the agent (mailbox.DB.StartRun), and starts nothing if it
+	// cannot.
+	Run   string
+	AskID int64
 }
 
 // SpawnResult is how a re-spawn ended (see spawn.Result).
@@ -101,6 +108,8 @@ type Resumer struct {
 	// fails the GitHub asks of that pass only.
 	GitHub func() (GitHub, error)
 	Spawn  Spawner
+	// NewRun makes a launch id (spawn.NewRun).
+	NewRun func() string
 	// Parallel bounds the re-spawns a pass runs at once (DefaultParallel
 	// when 0). Re-spawns of one agent still run one after another, in ask
 	// order.
@@ -243,13 +252,12 @@ type pass struct {
 	// The re-spawns under way (see start): slots bounds them, last[agent]
 	// is closed when that agent's latest queued re-spawn is done, and err
 	// is the first database error one of them returned, which ends the
-	// pass. mu guards failures, err, last, started and Report.
-	mu      sync.Mutex
-	wg      sync.WaitGroup
-	slots   chan struct{}
-	last    map[string]chan struct{}
-	started map[int64]bool
-	err     error
+	// pass. mu guards failures, err, last and Report.
+	mu    sync.Mutex
+	wg    sync.WaitGroup
+	slots chan struct{}
+	last  map[string]chan struct{}
+	err   error
 	// panicked holds a panic of a re-spawn (a test's crash hook), which
 	// Pass raises again in its caller's goroutine once the others end.
 	panicked any
@@ -274,17 +282,19 @@ func (p *pass) fail(a mailbox.Ask, err error) {
 // Pass is one resume pass over the team's asks, without lock or pause
 // checks (Once adds them):
 //
-//  1. resolve the intents a crashed pass left: decided but not re-spawned →
-//     re-spawn (unless the re-spawn is found to have happened); never decided,
-//     or already resumed → clear;
+//  1. resolve the intents a crashed pass left: decided but not delivered →
+//     re-spawn (a launch of the crashed pass not yet started is withdrawn by
+//     the new one); delivered → report it as recovered; never decided →
+//     clear;
 //  2. re-spawn asks answered but not resumed (answers given with ask answer);
 //  3. for each awaiting ask on an issue, read the replies (conditionally),
 //     take the first qualifying answer, record it (intent, then a
 //     compare-and-set from awaiting) and re-spawn the agent.
 //
-// Every failure is reported on one line and leaves its ask awaiting (or
-// answered, for a local answer); the pass carries on with the next ask and
-// ends with a *FailedError.
+// Every failure is reported on one line and leaves its ask awaiting, or
+// answered with the answer pending; the pass carries on with the next ask
+// and ends with a *FailedError. The delivery of an answer is the state
+// machine of mailbox.DB.LaunchAnswer and StartRun (docs/DESIGN.md).
 func (r *Resumer) Pass(ctx context.Context) error {
 	p := newPass(r, ctx)
 	return p.finish(p.run())
@@ -296,7 +306,7 @@ func newPass(r *Resumer, ctx context.Context) *pass {
 		n = DefaultParallel
 	}
 	return &pass{r: r, ctx: ctx, authors: map[string]string{},
-		slots: make(chan struct{}, n), last: map[string]chan struct{}{}, started: map[int64]bool{}}
+		slots: make(chan struct{}, n), last: map[string]chan struct{}{}}
 }
 
 // finish waits for every re-spawn the pass started, whatever ended it
@@ -352,8 +362,15 @@ func (p *pass) run() error {
 			return err
 		}
 		done[a.ID] = true
-		if a.State == mailbox.AskAwaiting || a.ResumedRun != "" {
+		if a.State == mailbox.AskAwaiting {
 			if err := r.DB.ClearResumeIntent(ctx, a.ID); err != nil {
+				return err
+			}
+			continue
+		}
+		if a.ResumedRun != "" {
+			// Delivered by a run of a pass that crashed before it settled.
+			if err := p.recovered(a); err != nil {
 				return err
 			}
 			continue
@@ -389,11 +406,6 @@ func (p *pass) run() error {
 		if err := p.failed(); err != nil {
 			return err
 		}
-		if p.isStarted(a.ID) {
-			// Given back by this pass's own re-spawn (the agent was
-			// busy, or the launch failed): the next pass retries it.
-			continue
-		}
 		claimed, err := p.fromSlack(a)
 		if err != nil {
 			return err
@@ -422,7 +434,6 @@ func (p *pass) start(a mailbox.Ask, in mailbox.ResumeIntent) error {
 		p.mu.Unlock()
 		return p.err
 	}
-	p.started[a.ID] = true
 	prev := p.last[a.Agent]
 	done := make(chan struct{})
 	p.last[a.Agent] = done
@@ -470,12 +481,6 @@ func (p *pass) failed() error {
 	return p.err
 }
 
-func (p *pass) isStarted(id int64) bool {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.started[id]
-}
-
 // intent inserts ask id's resume intent if absent and returns it.
 func (p *pass) intent(id int64) (mailbox.ResumeIntent, error) {
 	if err := p.r.DB.AddResumeIntent(p.ctx, id); err != nil {
@@ -515,10 +520,13 @@ func (p *pass) claim(a mailbox.Ask, dec mailbox.Decision) error {
 	return p.start(a, in)
 }
 
-// respawn starts the agent of answered ask a again with the folded task.
-// A failed re-spawn puts a GitHub-answered ask back to awaiting (the next
-// pass reads the reply again) and keeps a local answer (the next pass
-// retries it), and clears the intent either way.
+// respawn starts the agent of answered ask a again with the folded task,
+// through the delivery state machine: the launch's run is recorded on the
+// ask first (which withdraws any earlier launch not yet started), the run's
+// supervisor records the answer delivered before it starts the agent, and
+// the ask, not what Spawn reports, says afterwards whether it did. A launch
+// that did not start is withdrawn, so it never starts later, and the answer
+// stays for the next pass; the intent is cleared either way.
 func (p *pass) respawn(a mailbox.Ask, in mailbox.ResumeIntent) error {
 	db, ctx := p.r.DB, p.ctx
 	ag, err := db.Agent(ctx, a.Team, a.Agent)
@@ -528,71 +536,100 @@ func (p *pass) respawn(a mailbox.Ask, in mailbox.ResumeIntent) error {
 	if err != nil {
 		return p.respawnFailed(a, fmt.Errorf("agent %s/%s %w", a.Team, a.Agent, ErrAgentNeverLaunch))
 	}
-	// A pass that crashed after launching the agent left its launch
-	// recorded with this resume's key: that launch stands.
-	if launchedFor(ag, a, in) {
-		return p.settle(a, Resumed{Status: StatusRecovered, Run: ag.Run, Log: ag.Log})
+	run := p.r.NewRun()
+	ok, err := db.LaunchAnswer(ctx, a.ID, run)
+	if err != nil {
+		return err
 	}
+	if !ok {
+		// Delivered meanwhile by a launch of a crashed pass.
+		return p.reread(a)
+	}
+	p.r.crash(CrashAfterLaunch)
 	res, err := p.r.Spawn(ctx, SpawnRequest{
 		Type: ag.Type, Team: a.Team, Name: a.Agent, Task: Fold(ag.Task, a, in.CreatedAt), Issue: ag.Issue, Workdir: ag.Workdir,
-		ResumeOf: ResumeKey(a.ID, in.CreatedAt),
+		ResumeOf: ResumeKey(a.ID, in.CreatedAt), Run: run, AskID: a.ID,
 	})
-	if err != nil {
-		if ctx.Err() != nil {
-			// Interrupted: the intent stays, and the next pass resolves it.
-			return ctx.Err()
-		}
-		// Spawn can fail after the agent was started (a database error
-		// while it waited for the mark): then the answer was delivered, and
-		// reopening the ask would start the agent a second time.
-		if ag, aerr := db.Agent(context.WithoutCancel(ctx), a.Team, a.Agent); aerr == nil && launchedFor(ag, a, in) {
-			p.r.note("warning: re-spawn of %s/%s reported %s, but run %s was started with the answer", a.Team, a.Agent, text.OneLine(err.Error()), ag.Run)
-			return p.settle(a, Resumed{Status: StatusRecovered, Run: ag.Run, Log: ag.Log})
-		}
-		if errors.Is(err, ErrAgentBusy) {
-			return p.respawnDeferred(a, err)
-		}
-		return p.respawnFailed(a, fmt.Errorf("re-spawn %s/%s: %w", a.Team, a.Agent, err))
+	if err != nil && ctx.Err() != nil {
+		// Interrupted: the intent stays, and the next pass resolves it.
+		return ctx.Err()
 	}
-	p.r.crash(CrashAfterSpawn)
-	return p.settle(a, Resumed{Status: res.Status, Run: res.Run, AfterSeconds: res.After.Seconds(), ExitCode: res.ExitCode, Log: res.Log})
+	now, rerr := db.Ask(context.WithoutCancel(ctx), a.ID)
+	if rerr != nil {
+		return rerr // the launch stays recorded; the next pass resolves it
+	}
+	if now.ResumedRun != "" {
+		p.r.crash(CrashAfterSpawn)
+		if err != nil || now.ResumedRun != run {
+			// Spawn failed after the agent started (a database error while
+			// it waited for the mark): the answer was delivered all the
+			// same, and must not be delivered again.
+			if err != nil {
+				p.r.note("warning: re-spawn of %s/%s reported %s, but run %s was started with the answer", a.Team, a.Agent, text.OneLine(err.Error()), now.ResumedRun)
+			}
+			return p.recovered(now)
+		}
+		return p.settle(now, Resumed{Status: res.Status, Run: res.Run, AfterSeconds: res.After.Seconds(), ExitCode: res.ExitCode, Log: res.Log})
+	}
+	if err == nil {
+		err = fmt.Errorf("run %s ended (%s) before its agent started; see %s", run, res.Status, res.Log)
+	}
+	if errors.Is(err, ErrAgentBusy) {
+		return p.respawnDeferred(now, err)
+	}
+	return p.respawnFailed(now, fmt.Errorf("re-spawn %s/%s: %w", a.Team, a.Agent, err))
 }
 
-// launchedFor reports whether ag's latest launch is the re-spawn of this
-// resume (it records the resume's key) and a process was really
-// started for it: a launch recorded but never started (a crash in between)
-// does not count, so the answer is not lost.
-func launchedFor(ag mailbox.Agent, a mailbox.Ask, in mailbox.ResumeIntent) bool {
-	if ag.Run == a.Run || ag.ResumeOf != ResumeKey(a.ID, in.CreatedAt) {
-		return false
-	}
-	switch ag.State {
-	case mailbox.StateRunning, mailbox.StateReady, mailbox.StateExited:
-		return true
-	case mailbox.StateStarting:
-		return ag.PID > 0
-	}
-	return false
-}
-
-// giveBack leaves ask a for a later pass: a GitHub-answered ask goes back
-// to awaiting (the next pass reads the reply again), a local answer is kept
-// (the next pass retries it), and the intent is cleared either way.
-func (p *pass) giveBack(a mailbox.Ask) error {
+// reread settles ask a as it now stands: delivered (by a launch this pass
+// did not see start) is reported as recovered; anything else only loses
+// its intent, and the next pass looks again.
+func (p *pass) reread(a mailbox.Ask) error {
 	db, ctx := p.r.DB, context.WithoutCancel(p.ctx)
-	if a.Source != SourceLocal {
-		if err := db.ReopenAsk(ctx, a.ID); err != nil {
-			return err
-		}
+	now, err := db.Ask(ctx, a.ID)
+	if err != nil {
+		return err
+	}
+	if now.ResumedRun != "" {
+		return p.recovered(now)
 	}
 	return db.ClearResumeIntent(ctx, a.ID)
+}
+
+// recovered settles delivered ask a whose delivery this pass did not
+// launch or did not see succeed, with the record of the run that carried it.
+func (p *pass) recovered(a mailbox.Ask) error {
+	res := Resumed{Status: StatusRecovered, Run: a.ResumedRun}
+	ag, err := p.r.DB.Agent(context.WithoutCancel(p.ctx), a.Team, a.Agent)
+	if err != nil && !errors.Is(err, mailbox.ErrNotFound) {
+		return err
+	}
+	if err == nil && ag.Run == a.ResumedRun {
+		res.Log = ag.Log
+	}
+	return p.settle(a, res)
+}
+
+// giveBack leaves ask a's answer pending for a later pass: the launch is
+// withdrawn (a supervisor still on its way then starts nothing) and the
+// intent cleared. It reports false when the launch had started after all,
+// and then settles the ask as recovered instead.
+func (p *pass) giveBack(a mailbox.Ask) (bool, error) {
+	db, ctx := p.r.DB, context.WithoutCancel(p.ctx)
+	ok, err := db.WithdrawLaunch(ctx, a.ID)
+	if err != nil {
+		return false, err
+	}
+	if !ok {
+		return false, p.reread(a)
+	}
+	return true, db.ClearResumeIntent(ctx, a.ID)
 }
 
 // respawnDeferred leaves the answer for a later pass because the agent is
 // still running (it has not exited since it asked, or it is busy with an
 // earlier answer). Nothing failed: the pass says so and carries on.
 func (p *pass) respawnDeferred(a mailbox.Ask, cause error) error {
-	if err := p.giveBack(a); err != nil {
+	if ok, err := p.giveBack(a); err != nil || !ok {
 		return err
 	}
 	p.r.note("ask %d: %s; a later pass re-spawns %s/%s with the answer once it has exited", a.ID, text.OneLine(cause.Error()), a.Team, a.Agent)
@@ -601,25 +638,18 @@ func (p *pass) respawnDeferred(a mailbox.Ask, cause error) error {
 
 // respawnFailed gives the ask back and counts the failure.
 func (p *pass) respawnFailed(a mailbox.Ask, cause error) error {
-	if err := p.giveBack(a); err != nil {
+	if ok, err := p.giveBack(a); err != nil || !ok {
 		return err
 	}
-	if a.Source != SourceLocal {
-		cause = fmt.Errorf("%w; the ask is awaiting again and the next pass retries", cause)
-	} else {
-		cause = fmt.Errorf("%w; the answer is kept and the next pass retries", cause)
-	}
-	p.fail(a, cause)
+	p.fail(a, fmt.Errorf("%w; the answer is kept and the next pass retries", cause))
 	return nil
 }
 
-// settle records the run that carried the answer, clears the intent and
+// settle clears what is left of delivered ask a (its Slack events and
+// intent; its supervisor recorded the run that carried the answer) and
 // reports the resumed agent.
 func (p *pass) settle(a mailbox.Ask, res Resumed) error {
 	db, ctx := p.r.DB, context.WithoutCancel(p.ctx)
-	if _, err := db.SetAskResumed(ctx, a.ID, res.Run); err != nil {
-		return err
-	}
 	if err := db.ClearSlackEvents(ctx, a.ID); err != nil {
 		return err
 	}

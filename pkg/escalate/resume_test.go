@@ -56,6 +56,7 @@ type fixture struct {
 	spawns   []SpawnRequest
 	spawnErr error
 	resumed  []Resumed
+	runs     int
 }
 
 func newFixture(t testing.TB) *fixture {
@@ -139,11 +140,22 @@ func (f *fixture) spawner(db *mailbox.DB) Spawner {
 			return SpawnResult{}, f.spawnErr
 		}
 		f.spawns = append(f.spawns, req)
-		run := fmt.Sprintf("respawn-%d", len(f.spawns))
-		err := db.RecordLaunch(ctx, mailbox.Agent{Team: req.Team, Name: req.Name, Type: req.Type, Run: run,
-			State: mailbox.StateReady, Task: req.Task, Issue: req.Issue, Workdir: req.Workdir, ResumeOf: req.ResumeOf})
-		return SpawnResult{Status: "ready", Run: run, After: time.Second}, err
+		err := db.RecordLaunch(ctx, mailbox.Agent{Team: req.Team, Name: req.Name, Type: req.Type, Run: req.Run,
+			State: mailbox.StateStarting, Task: req.Task, Issue: req.Issue, Workdir: req.Workdir, ResumeOf: req.ResumeOf})
+		if err == nil {
+			// What the run's supervisor does before it starts the agent.
+			err = db.StartRun(ctx, req.Team, req.Name, req.Run, mailbox.Process{PID: 1}, req.AskID)
+		}
+		return SpawnResult{Status: "ready", Run: req.Run, After: time.Second}, err
 	}
+}
+
+// newRun numbers the launches: respawn-1, respawn-2, …
+func (f *fixture) newRun() string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.runs++
+	return fmt.Sprintf("respawn-%d", f.runs)
 }
 
 func (f *fixture) resumer(db *mailbox.DB, deciders string) *Resumer {
@@ -151,6 +163,7 @@ func (f *fixture) resumer(db *mailbox.DB, deciders string) *Resumer {
 		DB: db, Team: "t",
 		GitHub:   func() (GitHub, error) { return f.client(), nil },
 		Spawn:    f.spawner(db),
+		NewRun:   f.newRun,
 		Deciders: func() (Deciders, error) { return ParseDeciders(deciders, os.ReadFile) },
 		Report: func(r Resumed) error {
 			f.mu.Lock()
@@ -384,7 +397,7 @@ func TestNoTokenIsOneLine(t *testing.T) {
 type crashed string
 
 func TestCrashPoints(t *testing.T) {
-	for _, point := range []string{CrashAfterIntent, CrashAfterDecide, CrashAfterSpawn} {
+	for _, point := range []string{CrashAfterIntent, CrashAfterDecide, CrashAfterLaunch, CrashAfterSpawn} {
 		t.Run(point, func(t *testing.T) {
 			f := newFixture(t)
 			ctx := context.Background()
@@ -411,7 +424,13 @@ func TestCrashPoints(t *testing.T) {
 			if point == CrashAfterIntent {
 				wantState = mailbox.AskAwaiting
 			}
-			if got := f.state(a.ID); got.State != wantState || got.ResumedRun != "" {
+			// Only after the spawn is the answer delivered (its supervisor
+			// recorded it); before, it is pending.
+			wantRun := ""
+			if point == CrashAfterSpawn {
+				wantRun = "respawn-1"
+			}
+			if got := f.state(a.ID); got.State != wantState || got.ResumedRun != wantRun {
 				t.Fatalf("after the crash: %+v", got)
 			}
 			// The next pass, in a new process.
@@ -424,7 +443,7 @@ func TestCrashPoints(t *testing.T) {
 				t.Fatalf("%d spawns, want exactly 1", f.spawnCount())
 			}
 			got := f.state(a.ID)
-			if got.State != mailbox.AskAnswered || got.ResumedRun != "respawn-1" || f.intents() != 0 {
+			if got.State != mailbox.AskAnswered || got.ResumedRun != f.spawns[0].Run || got.LaunchRun != "" || f.intents() != 0 {
 				t.Errorf("after recovery: %+v, %d intents", got, f.intents())
 			}
 			wantStatus := "ready"
@@ -456,8 +475,8 @@ func TestRespawnFailure(t *testing.T) {
 	if !errors.As(err, &failed) || failed.Count != 2 {
 		t.Fatalf("err = %v", err)
 	}
-	if got := f.state(gh.ID); got.State != mailbox.AskAwaiting || got.Answer != "" {
-		t.Errorf("GitHub-answered ask not reopened: %+v", got)
+	if got := f.state(gh.ID); got.State != mailbox.AskAnswered || got.Answer != "Blue." || got.ResumedRun != "" || got.LaunchRun != "" {
+		t.Errorf("GitHub answer not kept pending: %+v", got)
 	}
 	if got := f.state(local.ID); got.State != mailbox.AskAnswered || got.Answer != "Helvetica." || got.ResumedRun != "" {
 		t.Errorf("local answer not kept: %+v", got)
@@ -466,8 +485,8 @@ func TestRespawnFailure(t *testing.T) {
 		t.Error("intents left behind")
 	}
 	out := f.stderr.String()
-	if !strings.Contains(out, `re-spawn t/w1: unknown type "codx"; the ask is awaiting again and the next pass retries`) ||
-		!strings.Contains(out, "the answer is kept and the next pass retries") {
+	if !strings.Contains(out, `re-spawn t/w1: unknown type "codx"; the answer is kept and the next pass retries`) ||
+		!strings.Contains(out, `re-spawn t/w2: unknown type "codx"; the answer is kept and the next pass retries`) {
 		t.Errorf("stderr:\n%s", out)
 	}
 	// The agent is gone now: the next pass resumes both, once.
@@ -492,8 +511,8 @@ func TestRespawnDeferredWhileAgentRuns(t *testing.T) {
 	if err := f.resumer(f.db, "").Pass(ctx); err != nil {
 		t.Fatalf("a busy agent failed the pass: %v", err)
 	}
-	if got := f.state(gh.ID); got.State != mailbox.AskAwaiting || f.intents() != 0 {
-		t.Errorf("ask %+v, %d intents; want awaiting again, none", got, f.intents())
+	if got := f.state(gh.ID); got.State != mailbox.AskAnswered || got.LaunchRun != "" || got.ResumedRun != "" || f.intents() != 0 {
+		t.Errorf("ask %+v, %d intents; want the answer pending, no intent", got, f.intents())
 	}
 	if !strings.Contains(f.stderr.String(), "a later pass re-spawns t/w1 with the answer once it has exited") {
 		t.Errorf("stderr:\n%s", f.stderr.String())

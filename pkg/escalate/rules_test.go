@@ -291,27 +291,3 @@ func TestFindAnswerIgnoresEditedTokens(t *testing.T) {
 		t.Fatalf("question: %+v %v %v; want erin's (edited) reply", dec, ok, err)
 	}
 }
-
-func TestLaunchedFor(t *testing.T) {
-	in := mailbox.ResumeIntent{AskID: 7, CreatedAt: t0}
-	a := mailbox.Ask{ID: 7, Run: "run-1"}
-	key := ResumeKey(7, t0)
-	for _, c := range []struct {
-		ag   mailbox.Agent
-		want bool
-	}{
-		{mailbox.Agent{Run: "run-2", ResumeOf: key, State: mailbox.StateRunning}, true},
-		{mailbox.Agent{Run: "run-2", ResumeOf: key, State: mailbox.StateExited}, true},
-		{mailbox.Agent{Run: "run-2", ResumeOf: key, State: mailbox.StateStarting, PID: 42}, true},
-		{mailbox.Agent{Run: "run-2", ResumeOf: key, State: mailbox.StateStarting}, false}, // recorded, never started
-		{mailbox.Agent{Run: "run-2", ResumeOf: key, State: mailbox.StateFailed}, false},
-		{mailbox.Agent{Run: "run-2", ResumeOf: "", State: mailbox.StateRunning}, false},                                                             // another launch
-		{mailbox.Agent{Run: "run-2", ResumeOf: ResumeKey(7, t0.Add(1)), State: mailbox.StateRunning}, false},                                        // another resume of the ask
-		{mailbox.Agent{Run: "run-2", Task: "task\n(teamkit ask 7, resume " + key[len("ask 7 resume "):] + ")", State: mailbox.StateRunning}, false}, // a task naming it is not the record
-		{mailbox.Agent{Run: "run-1", ResumeOf: key, State: mailbox.StateRunning}, false},                                                            // the asking run itself
-	} {
-		if got := launchedFor(c.ag, a, in); got != c.want {
-			t.Errorf("launchedFor(%+v) = %v, want %v", c.ag, got, c.want)
-		}
-	}
-}

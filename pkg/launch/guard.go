@@ -22,10 +22,16 @@ type GuardSpec struct {
 	DB, Team, Name, Run, Log string
 	Grace                    time.Duration
 	Supervisor               proc.Identity
+	// Ask is the ask whose answer the run carries (Spec.Ask).
+	Ask int64 `json:",omitempty"`
 }
 
-// guardDone is what a supervisor that finished its work writes to its guard.
-const guardDone = "done\n"
+// What a supervisor writes to its guard: started once its agent is up,
+// done when it finished its work.
+const (
+	guardStarted = "started\n"
+	guardDone    = "done\n"
+)
 
 // guard is a running guard as its supervisor holds it.
 type guard struct {
@@ -38,6 +44,14 @@ func (g *guard) pid() int {
 		return 0
 	}
 	return g.cmd.Process.Pid
+}
+
+// started tells the guard the agent is up: from now on its answer, if it
+// carries one, was delivered whatever happens to the supervisor.
+func (g *guard) started() {
+	if g != nil {
+		io.WriteString(g.w, guardStarted)
+	}
 }
 
 // release tells the guard the supervisor finished, and reaps it.
@@ -65,7 +79,7 @@ func startGuard(spec Spec, self proc.Identity) (*guard, error) {
 	if spec.Self == "" {
 		return nil, fmt.Errorf("the supervisor's executable is unknown")
 	}
-	gs, err := json.Marshal(GuardSpec{DB: spec.DB, Team: spec.Team, Name: spec.Name, Run: spec.Run, Log: spec.Log, Grace: spec.Grace, Supervisor: self})
+	gs, err := json.Marshal(GuardSpec{DB: spec.DB, Team: spec.Team, Name: spec.Name, Run: spec.Run, Log: spec.Log, Grace: spec.Grace, Supervisor: self, Ask: spec.Ask})
 	if err != nil {
 		return nil, err
 	}
@@ -114,21 +128,41 @@ func Guard(stdin io.Reader, open func(ctx context.Context, path string) (*mailbo
 		// only hit the wrong processes.
 		return fmt.Errorf("no run spec from the supervisor on stdin")
 	}
+	started := false
 	line, _ := in.ReadString('\n')
+	if line == guardStarted {
+		started = true
+		line, _ = in.ReadString('\n')
+	}
 	if line == guardDone {
 		return nil
 	}
-	spec := Spec{Log: gs.Log, Team: gs.Team, Name: gs.Name, Run: gs.Run, DB: gs.DB}
+	spec := Spec{Log: gs.Log, Team: gs.Team, Name: gs.Name, Run: gs.Run, DB: gs.DB, Ask: gs.Ask}
 	note(spec, "the supervisor (pid %d) of agent %s/%s run %s died; stopping the run's processes", gs.Supervisor.PID, gs.Team, gs.Name, gs.Run)
 	// The supervisor is gone, and with it the session it led: only the
 	// run's marker, never a session id that may be reused, finds them.
-	proc.Group{Marker: Marker(gs.Run)}.Stop(gs.Grace)
-	db, err := open(context.Background(), gs.DB)
+	group := proc.Group{Marker: Marker(gs.Run)}
+	// A supervisor that died between its start record and "started" may
+	// still have started the agent: its processes say so.
+	started = started || len(group.Members()) > 0
+	group.Stop(gs.Grace)
+	patience := EndPatience
+	if !started && gs.Ask > 0 {
+		patience = GiveBackPatience // the answer is at stake, not only the record
+	}
+	var db *mailbox.DB
+	err = retry(patience, func(ctx context.Context) (err error) {
+		db, err = open(ctx, gs.DB)
+		return err
+	})
 	if err != nil {
 		note(spec, "could not record the run's end: %v", err)
 		return err
 	}
 	defer db.Close()
+	if !started {
+		unstart(db, spec)
+	}
 	if err := recordEnd(db, spec, nil); err != nil {
 		return err
 	}

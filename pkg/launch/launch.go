@@ -65,12 +65,33 @@ type Spec struct {
 	// Log before the agent starts, so an agent's last words survive the
 	// window.
 	Tmux bool `json:"tmux"`
+	// Ask is the ask whose answer this run carries (a re-spawn by resume),
+	// 0 for any other run: the supervisor records the answer as delivered
+	// before it starts the agent, and starts it only if it could
+	// (mailbox.DB.StartRun).
+	Ask int64 `json:"ask,omitempty"`
 
 	// Set by the supervisor process itself, never by the spawner: its own
 	// executable (to start the guard), its environment, and its tmux pane.
 	Self    string   `json:"-"`
 	Environ []string `json:"-"`
 	Pane    string   `json:"-"`
+	// Step, when set, is called at each step of the start (Step*); only
+	// the test binary sets it, to inject faults there.
+	Step func(point string) `json:"-"`
+}
+
+// Steps of a supervisor's start, where Spec.Step is called.
+const (
+	StepBeforeStart = "supervisor-before-start" // guard up, start not recorded
+	StepAfterRecord = "supervisor-after-record" // start recorded, agent not started
+	StepAfterStart  = "supervisor-after-start"  // agent started, guard told
+)
+
+func (s Spec) step(point string) {
+	if s.Step != nil {
+		s.Step(point)
+	}
 }
 
 // Marker is the environment entry every process of run inherits: how the
@@ -198,16 +219,33 @@ func Supervise(ctx context.Context, spec Spec, db *mailbox.DB, stdout, stderr io
 	if err != nil {
 		note(spec, "no guard for this run: %v", err)
 	}
+	spec.step(StepBeforeStart)
+	// The start is recorded before the agent starts, and the agent starts
+	// only if it was: a run that carries an answer is then delivered exactly
+	// when its agent runs (a supervisor that cannot reach the mailbox, or
+	// whose launch resume withdrew, starts nothing and the answer stays
+	// pending), and no run is ever up unrecorded.
+	if err := db.StartRun(ctx, spec.Team, spec.Name, spec.Run, mailbox.Process{
+		PID: self.PID, Start: self.Start, Boot: self.Boot, Host: spec.Host, Heartbeat: spec.Heartbeat,
+	}, spec.Ask); err != nil {
+		guard.release()
+		note(spec, "agent %s/%s run %s not started: %v", spec.Team, spec.Name, spec.Run, err)
+		if spec.Ask > 0 && !errors.Is(err, mailbox.ErrWithdrawn) {
+			// The commit may have landed with its acknowledgement lost.
+			retry(EndPatience, func(ctx context.Context) error { return db.UnstartRun(ctx, spec.Ask, spec.Run) })
+		}
+		recordEnd(db, spec, nil)
+		return 1, fmt.Errorf("agent not started: %w", err)
+	}
+	spec.step(StepAfterRecord)
 	if err := cmd.Start(); err != nil {
+		unstart(db, spec)
 		guard.release()
 		recordExit(db, spec, 127)
 		return 127, fmt.Errorf("start %s: %w", spec.Argv[0], err)
 	}
-	if err := db.SetAgentRunning(ctx, spec.Team, spec.Name, spec.Run, mailbox.Process{
-		PID: self.PID, Start: self.Start, Boot: self.Boot, Host: spec.Host, Heartbeat: spec.Heartbeat,
-	}); err != nil {
-		note(spec, "%v", err)
-	}
+	guard.started()
+	spec.step(StepAfterStart)
 	note(spec, "agent %s/%s run %s started, pid %d, supervisor %d, guard %d", spec.Team, spec.Name, spec.Run, cmd.Process.Pid, self.PID, guard.pid())
 
 	group := proc.Group{Marker: Marker(spec.Run), Exclude: []int{self.PID, guard.pid()}}
@@ -351,18 +389,53 @@ func recordExit(db *mailbox.DB, spec Spec, code int) {
 
 // recordEnd records the run as exited, with code when known.
 func recordEnd(db *mailbox.DB, spec Spec, code *int) error {
-	var err error
-	for attempt, wait := 0, 100*time.Millisecond; attempt < 5; attempt, wait = attempt+1, wait*2 {
+	err := retry(EndPatience, func(ctx context.Context) error {
+		return db.SetAgentState(ctx, spec.Team, spec.Name, spec.Run, mailbox.StateExited, 0, code)
+	})
+	if err != nil {
+		note(spec, "could not record the exit code: %v", err)
+	}
+	return err
+}
+
+// EndPatience is how long a run's end is retried; GiveBackPatience how long
+// the answer of a run whose agent never started is: until it is given back
+// the answer counts as delivered, so it outlasts any outage a pass would.
+const (
+	EndPatience      = 3 * time.Second
+	GiveBackPatience = time.Hour
+)
+
+// unstart gives back the answer of a run whose agent never started (see
+// mailbox.DB.UnstartRun), so resume delivers it with another run.
+func unstart(db *mailbox.DB, spec Spec) error {
+	if spec.Ask == 0 {
+		return nil
+	}
+	err := retry(GiveBackPatience, func(ctx context.Context) error { return db.UnstartRun(ctx, spec.Ask, spec.Run) })
+	if err != nil {
+		note(spec, "could not give back the answer to ask %d, which run %s never delivered: %v", spec.Ask, spec.Run, err)
+	} else {
+		note(spec, "the answer to ask %d was not delivered by run %s; resume delivers it again", spec.Ask, spec.Run)
+	}
+	return err
+}
+
+// retry runs write, each time with a fresh context (the run's end matters
+// even when the supervisor was told to stop), until it succeeds or patience
+// has passed, backing off from 100 ms to 10 s: a database restarting or
+// briefly full is ridden out.
+func retry(patience time.Duration, write func(ctx context.Context) error) error {
+	deadline := time.Now().Add(patience)
+	for wait := 100 * time.Millisecond; ; wait = min(2*wait, 10*time.Second) {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		err = db.SetAgentState(ctx, spec.Team, spec.Name, spec.Run, mailbox.StateExited, 0, code)
+		err := write(ctx)
 		cancel()
-		if err == nil {
-			return nil
+		if err == nil || time.Now().Add(wait).After(deadline) {
+			return err
 		}
 		time.Sleep(wait)
 	}
-	note(spec, "could not record the exit code: %v", err)
-	return err
 }
 
 // ExitCode is the shell's view of how a process ended.

@@ -158,19 +158,6 @@ func (d *DB) SetAgentPID(ctx context.Context, team, name, run string, p Process)
 	return d.fail("update agent", err)
 }
 
-// SetAgentRunning is the supervisor recording itself once its agent is up:
-// its exact identity, its host, and the first heartbeat. Like SetAgentState
-// it never touches another run or a run already ended.
-func (d *DB) SetAgentRunning(ctx context.Context, team, name, run string, p Process) error {
-	now := nanos(d.now())
-	_, err := d.db.ExecContext(ctx,
-		`UPDATE agents SET state = ?, pid = ?, pid_start = ?, boot_id = ?, host = ?,
-		   heartbeat_at = ?, heartbeat_ms = ?, updated_at = ?
-		 WHERE team = ? AND name = ? AND run = ? AND state NOT IN ('`+StateExited+`', '`+StateFailed+`')`,
-		StateRunning, p.PID, int64(p.Start), p.Boot, p.Host, now, p.Heartbeat.Milliseconds(), now, team, name, run)
-	return d.fail("update agent", err)
-}
-
 // Heartbeat renews the run's heartbeat while it has not ended.
 func (d *DB) Heartbeat(ctx context.Context, team, name, run string) error {
 	_, err := d.db.ExecContext(ctx,

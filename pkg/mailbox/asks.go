@@ -43,6 +43,9 @@ type Ask struct {
 	CommentURL string `json:"comment_url"`
 	PostError  string `json:"post_error"`
 	ResumedRun string `json:"resumed_run"`
+	// LaunchRun is the run a resume pass launched (or is launching) with
+	// the answer, not yet started (see DB.StartRun); "" when none.
+	LaunchRun string `json:"launch_run,omitempty"`
 	// The Slack message that mirrors the question ("" until posted), and
 	// why posting it failed.
 	SlackChannel string `json:"slack_channel"`
@@ -60,14 +63,14 @@ type Decision struct {
 
 const askCols = `id, team, agent, run, issue, kind, question, state, answer, decided_by, decision,
 	created_at, answered_at, source, comment_id, comment_url, post_error, resumed_run,
-	slack_channel, slack_ts, slack_error`
+	slack_channel, slack_ts, slack_error, launch_run`
 
 func scanAsk(r rowScanner) (Ask, error) {
 	var a Ask
 	var created, answered sql.NullInt64
 	err := r.Scan(&a.ID, &a.Team, &a.Agent, &a.Run, &a.Issue, &a.Kind, &a.Question, &a.State, &a.Answer,
 		&a.DecidedBy, &a.Decision, &created, &answered, &a.Source, &a.CommentID, &a.CommentURL, &a.PostError, &a.ResumedRun,
-		&a.SlackChannel, &a.SlackTS, &a.SlackError)
+		&a.SlackChannel, &a.SlackTS, &a.SlackError, &a.LaunchRun)
 	a.CreatedAt, a.AnsweredAt = fromNanos(created), fromNanos(answered)
 	return a, err
 }
@@ -155,25 +158,6 @@ func (d *DB) DecideAsk(ctx context.Context, id int64, dec Decision) (bool, error
 	}
 	n, err := res.RowsAffected()
 	return n == 1, d.fail("record answer", err)
-}
-
-// ReopenAsk puts an answered but not resumed ask back to awaiting, so the
-// next pass retries it.
-func (d *DB) ReopenAsk(ctx context.Context, id int64) error {
-	_, err := d.db.ExecContext(ctx,
-		`UPDATE asks SET state = ?, answer = '', decided_by = '', decision = '', source = '', answered_at = NULL
-		 WHERE id = ? AND resumed_run = ''`, AskAwaiting, id)
-	return d.fail("reopen ask", err)
-}
-
-// SetAskResumed records the run that carried the answer back, once.
-func (d *DB) SetAskResumed(ctx context.Context, id int64, run string) (bool, error) {
-	res, err := d.db.ExecContext(ctx, `UPDATE asks SET resumed_run = ? WHERE id = ? AND resumed_run = ''`, run, id)
-	if err != nil {
-		return false, d.fail("record resume", err)
-	}
-	n, err := res.RowsAffected()
-	return n == 1, d.fail("record resume", err)
 }
 
 // ResumeIntent marks a resume in flight.

@@ -549,30 +549,45 @@ func testAsks(t *testing.T, be backend) {
 		t.Fatalf("awaiting asks = %d, want 3", len(awaiting))
 	}
 
-	// Reopen puts it back to awaiting, and a new decision can win.
-	if err := db.ReopenAsk(ctx, first.ID); err != nil {
-		t.Fatal(err)
+	// The delivery: only the launch the ask waits for starts; once
+	// started it is never launched again.
+	if ok, err := db.LaunchAnswer(ctx, first.ID, "r3"); !ok || err != nil {
+		t.Fatalf("LaunchAnswer r3 = %v, %v", ok, err)
+	}
+	if ok, err := db.LaunchAnswer(ctx, first.ID, "r4"); !ok || err != nil { // replaces r3
+		t.Fatalf("LaunchAnswer r4 = %v, %v", ok, err)
+	}
+	if err := db.StartRun(ctx, "t", "w", "r3", mailbox.Process{PID: 1}, first.ID); !errors.Is(err, mailbox.ErrWithdrawn) {
+		t.Fatalf("StartRun of the replaced launch = %v; want ErrWithdrawn", err)
+	}
+	if ok, err := db.WithdrawLaunch(ctx, first.ID); !ok || err != nil {
+		t.Fatalf("WithdrawLaunch = %v, %v", ok, err)
+	}
+	if err := db.StartRun(ctx, "t", "w", "r4", mailbox.Process{PID: 1}, first.ID); !errors.Is(err, mailbox.ErrWithdrawn) {
+		t.Fatalf("StartRun of a withdrawn launch = %v; want ErrWithdrawn", err)
+	}
+	if ok, _ := db.LaunchAnswer(ctx, first.ID, "r5"); !ok {
+		t.Fatal("LaunchAnswer r5 = false")
+	}
+	if err := db.StartRun(ctx, "t", "w", "r5", mailbox.Process{PID: 1}, first.ID); err != nil {
+		t.Fatalf("StartRun r5 = %v", err)
+	}
+	if ok, _ := db.LaunchAnswer(ctx, first.ID, "r6"); ok {
+		t.Fatal("LaunchAnswer after the start = true")
+	}
+	if ok, err := db.WithdrawLaunch(ctx, first.ID); ok || err != nil {
+		t.Fatalf("WithdrawLaunch after the start = %v, %v", ok, err)
 	}
 	got, _ = db.Ask(ctx, first.ID)
-	if got.State != mailbox.AskAwaiting || got.Answer != "" || got.DecidedBy != "" || !got.AnsweredAt.IsZero() {
-		t.Fatalf("reopened ask = %+v", got)
+	if got.State != mailbox.AskAnswered || got.ResumedRun != "r5" || got.LaunchRun != "" || got.Answer != "the red one" {
+		t.Fatalf("delivered ask = %+v", got)
 	}
-	if ok, _ := db.DecideAsk(ctx, first.ID, mailbox.Decision{Answer: "green", DecidedBy: "bob", Decision: mailbox.DecisionAnswered}); !ok {
-		t.Fatal("DecideAsk after reopen = false")
-	}
-	if ok, err := db.SetAskResumed(ctx, first.ID, "r3"); !ok || err != nil {
-		t.Fatalf("first SetAskResumed = %v, %v", ok, err)
-	}
-	if ok, _ := db.SetAskResumed(ctx, first.ID, "r4"); ok {
-		t.Fatal("second SetAskResumed = true")
-	}
-	// A resumed ask is never reopened.
-	if err := db.ReopenAsk(ctx, first.ID); err != nil {
+	// A run whose agent never started gives the answer back.
+	if err := db.UnstartRun(ctx, first.ID, "r5"); err != nil {
 		t.Fatal(err)
 	}
-	got, _ = db.Ask(ctx, first.ID)
-	if got.State != mailbox.AskAnswered || got.ResumedRun != "r3" || got.Answer != "green" {
-		t.Fatalf("resumed ask after ReopenAsk = %+v", got)
+	if got, _ = db.Ask(ctx, first.ID); got.ResumedRun != "" || got.LaunchRun != "r5" {
+		t.Fatalf("ask after UnstartRun = %+v", got)
 	}
 	if err := db.SetAskPostError(ctx, other.ID, "502 from GitHub"); err != nil {
 		t.Fatal(err)
@@ -1120,13 +1135,13 @@ func testAgentIdentityAndHeartbeat(t *testing.T, be backend) {
 		t.Fatal(err)
 	}
 	p := mailbox.Process{PID: 42, Start: 9000, Boot: "b-1", Host: "hostA", Heartbeat: 2 * time.Second}
-	if err := db.SetAgentRunning(ctx, "t", "a", "other-run", p); err != nil {
+	if err := db.StartRun(ctx, "t", "a", "other-run", p, 0); err != nil {
 		t.Fatal(err)
 	}
 	if a, _ := db.Agent(ctx, "t", "a"); a.PID != 0 || a.State != mailbox.StateStarting {
 		t.Fatalf("another run's supervisor changed the record: %+v", a)
 	}
-	if err := db.SetAgentRunning(ctx, "t", "a", "r1", p); err != nil {
+	if err := db.StartRun(ctx, "t", "a", "r1", p, 0); err != nil {
 		t.Fatal(err)
 	}
 	c.Add(time.Minute)
@@ -1155,7 +1170,7 @@ func testAgentIdentityAndHeartbeat(t *testing.T, be backend) {
 	if a, _ := db.Agent(ctx, "t", "a"); a.HeartbeatAt != nil || a.Host != "hostB" || a.PIDStart != 0 {
 		t.Fatalf("relaunch kept the old run's identity: %+v", a)
 	}
-	db.SetAgentRunning(ctx, "t", "a", "r2", mailbox.Process{PID: 7, Start: 1, Boot: "b-2", Host: "hostB"})
+	db.StartRun(ctx, "t", "a", "r2", mailbox.Process{PID: 7, Start: 1, Boot: "b-2", Host: "hostB"}, 0)
 	db.SetAgentPID(ctx, "t", "a", "r2", mailbox.Process{PID: 8, Start: 2, Boot: "b-2", Host: "hostB"})
 	if a, _ := db.Agent(ctx, "t", "a"); a.PID != 7 || a.PIDStart != 1 {
 		t.Fatalf("SetAgentPID overwrote the supervisor's record: %+v", a)

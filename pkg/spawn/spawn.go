@@ -69,6 +69,11 @@ type Request struct {
 	// ResumeOf is recorded on the launch: the resume that made it
 	// (escalate.ResumeKey), "" for any other spawn.
 	ResumeOf string
+	// Run is the launch id to use ("" for a new one): resume records it on
+	// the ask before the launch. Ask is that ask, whose answer the run's
+	// supervisor records as delivered before it starts the agent.
+	Run string
+	Ask int64
 	// Timeout overrides the handshake wait when > 0.
 	Timeout time.Duration
 	// Replace stops a live agent of the same name first.
@@ -173,7 +178,10 @@ func Spawn(ctx context.Context, db *mailbox.DB, finder agenttype.Finder, req Req
 		return Result{}, err
 	}
 
-	run := NewRun(time.Now())
+	run := req.Run
+	if run == "" {
+		run = NewRun(time.Now())
+	}
 	runDir := AgentRunDir(RunsDir(req.StateDir, dbPath), req.Team, req.Name)
 	if err := os.MkdirAll(runDir, 0o700); err != nil {
 		return Result{}, fmt.Errorf("create run directory: %w", err)
@@ -250,7 +258,7 @@ func Spawn(ctx context.Context, db *mailbox.DB, finder agenttype.Finder, req Req
 		req.Grace = launch.DefaultGrace
 	}
 	spec := launch.Spec{Argv: argv, Env: env, Dir: req.Workdir, Log: logFile, DB: dbPath, Team: req.Team, Name: req.Name, Run: run,
-		Host: req.Host, Heartbeat: req.Heartbeat, Grace: req.Grace, Tmux: t.Conf.Launch == agenttype.LaunchTmux}
+		Host: req.Host, Heartbeat: req.Heartbeat, Grace: req.Grace, Tmux: t.Conf.Launch == agenttype.LaunchTmux, Ask: req.Ask}
 	if t.Conf.Boot == agenttype.BootStdin {
 		spec.Stdin = promptFile
 	}

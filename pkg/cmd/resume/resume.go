@@ -181,6 +181,7 @@ func run(c *cli.Context, env *command.Env, h Hooks) error {
 			return gh, nil
 		},
 		Spawn:    spawner(env, db, base),
+		NewRun:   func() string { return spawn.NewRun(time.Now()) },
 		Parallel: parallel,
 		Deciders: func() (escalate.Deciders, error) { return escalate.ParseDeciders(spec, escalate.ReadListFile) },
 		Report:   reporter(c.Bool("json"), env.Stdout),
@@ -232,7 +233,7 @@ func spawner(env *command.Env, db *mailbox.DB, base spawn.Request) escalate.Spaw
 		}
 		r := base
 		r.Type, r.Team, r.Name, r.Task, r.Issue, r.Workdir = req.Type, req.Team, req.Name, req.Task, req.Issue, req.Workdir
-		r.ResumeOf, r.Self = req.ResumeOf, self
+		r.ResumeOf, r.Run, r.Ask, r.Self = req.ResumeOf, req.Run, req.AskID, self
 		res, err := spawn.Spawn(ctx, db, agenttype.NewFinder(env.Getenv), r)
 		if errors.Is(err, spawn.ErrAlive) {
 			err = fmt.Errorf("%w: %w", escalate.ErrAgentBusy, err)

@@ -30,9 +30,25 @@ import (
 )
 
 // App is the spawn command.
-var App = command.App{Build: build}
+var App = New(Hooks{})
 
-func build(env *command.Env) *cli.App {
+// Hooks are behaviour that only tests install: the shipped binary has none.
+type Hooks struct {
+	// Step is called at each step of a supervisor's start (StepBeforeOpen,
+	// then launch.Step*); the fault tests inject a fault there.
+	Step func(point string)
+}
+
+// StepBeforeOpen is the supervisor's first step: its spec read, its mailbox
+// not yet opened.
+const StepBeforeOpen = "supervisor-before-open"
+
+// New is the spawn command with hooks.
+func New(h Hooks) command.App {
+	return command.App{Build: func(env *command.Env) *cli.App { return build(env, h) }}
+}
+
+func build(env *command.Env, h Hooks) *cli.App {
 	return &cli.App{
 		Name:      "spawn",
 		Usage:     "start an agent of a type, briefed whole, and wait until it is really ready",
@@ -71,7 +87,7 @@ func build(env *command.Env) *cli.App {
 				// The supervisor of one agent run; spawn starts it, never a user.
 				Name:   "__run",
 				Hidden: true,
-				Action: func(c *cli.Context) error { return supervise(c, env) },
+				Action: func(c *cli.Context) error { return supervise(c, env, h) },
 			},
 			{
 				// The guard of one run's supervisor; the supervisor starts it.
@@ -324,7 +340,7 @@ func report(asJSON bool, env *command.Env, res spawn.Result) error {
 
 // supervise is the hidden "__run SPEC" verb: run one agent to its end and
 // record how it ended. Its own exit code is the agent's.
-func supervise(c *cli.Context, env *command.Env) error {
+func supervise(c *cli.Context, env *command.Env, h Hooks) error {
 	if c.NArg() != 1 {
 		return command.Usagef("usage: spawn __run <spec>")
 	}
@@ -341,6 +357,12 @@ func supervise(c *cli.Context, env *command.Env) error {
 		return err
 	}
 	spec.Environ, spec.Pane = env.Environ(), env.Getenv("TMUX_PANE")
+	if h.Step != nil {
+		spec.Step = h.Step
+		h.Step(StepBeforeOpen)
+	}
+	// A supervisor that cannot open the mailbox starts nothing: no run is
+	// up unrecorded, and an answer it carries stays pending for resume.
 	db, err := command.OpenMailboxAt(c.Context, c, env, spec.DB)
 	if err != nil {
 		return err

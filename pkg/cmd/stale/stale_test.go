@@ -68,7 +68,7 @@ func newHarness(t *testing.T) *harness {
 	self, err := proc.Self()
 	must(err)
 	must(st.RecordLaunch(ctx, mailbox.Agent{Team: "crew", Name: "busy", Type: "claude", Run: "r2", State: mailbox.StateStarting}))
-	must(st.SetAgentRunning(ctx, "crew", "busy", "r2", mailbox.Process{PID: self.PID, Start: self.Start, Boot: self.Boot}))
+	must(st.StartRun(ctx, "crew", "busy", "r2", mailbox.Process{PID: self.PID, Start: self.Start, Boot: self.Boot}, 0))
 	return h
 }
 
