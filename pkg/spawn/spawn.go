@@ -120,6 +120,9 @@ func Spawn(ctx context.Context, db *mailbox.DB, finder agenttype.Finder, req Req
 	if err != nil {
 		return Result{}, err
 	}
+	if err := launch.Supported(string(t.Conf.Launch)); err != nil {
+		return Result{}, fmt.Errorf("type %s: %w", t.Name, err)
+	}
 	if req.Workdir == "" {
 		if req.Workdir, err = os.Getwd(); err != nil {
 			return Result{}, err
@@ -220,7 +223,11 @@ func Spawn(ctx context.Context, db *mailbox.DB, finder agenttype.Finder, req Req
 		"TEAMKIT_DB": dbPath, "TEAMKIT_TEAM": req.Team, "TEAMKIT_AGENT": req.Name,
 		"TEAMKIT_RUN": run, "TEAMKIT_ISSUE": req.Issue,
 	})
-	if _, err := launch.LookPath(argv[0], env); err != nil {
+	exe, err := launch.LookPath(argv[0], env)
+	if err != nil {
+		return Result{}, fmt.Errorf("type %s: %w", t.Name, err)
+	}
+	if err := batchSafe(exe, argv); err != nil {
 		return Result{}, fmt.Errorf("type %s: %w", t.Name, err)
 	}
 	if req.Heartbeat <= 0 {
@@ -482,11 +489,10 @@ func Executable() (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("find the spawn executable: %w", err)
 	}
-	if filepath.Base(self) == "spawn" {
+	if base := filepath.Base(self); base == "spawn" || strings.EqualFold(base, "spawn.exe") {
 		return self, nil
 	}
-	sibling := filepath.Join(filepath.Dir(self), "spawn")
-	if st, err := os.Stat(sibling); err == nil && st.Mode()&0o111 != 0 {
+	if sibling, err := launch.LookPath(filepath.Join(filepath.Dir(self), "spawn"), os.Environ()); err == nil {
 		return sibling, nil
 	}
 	p, err := exec.LookPath("spawn")
@@ -494,4 +500,24 @@ func Executable() (string, error) {
 		return "", fmt.Errorf("find the spawn executable (it runs each agent's supervisor): %w", err)
 	}
 	return filepath.Abs(p)
+}
+
+// batchMeta are the characters cmd.exe reads in a batch file's arguments,
+// whatever quoting os/exec gives them.
+const batchMeta = "%^!&|<>\"\r\n"
+
+// batchSafe refuses an argv that would reach a batch file (npm installs the
+// agent CLIs on Windows as .cmd shims) holding a character cmd.exe would
+// read: the briefing would arrive altered, or run as commands. boot=stdin
+// and boot=file hand the briefing over without cmd.exe's parser.
+func batchSafe(exe string, argv []string) error {
+	if !launch.BatchFile(exe) {
+		return nil
+	}
+	for _, a := range argv[1:] {
+		if i := strings.IndexAny(a, batchMeta); i >= 0 {
+			return fmt.Errorf("its command %s is a batch file, which cmd.exe parses, and an argument holds %q, which cmd.exe would not pass on intact; use boot=stdin or boot=file for the briefing", exe, a[i:i+1])
+		}
+	}
+	return nil
 }
