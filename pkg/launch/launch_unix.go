@@ -41,3 +41,6 @@ func Supported(mode string) error { return nil }
 // BatchFile reports whether path is run through cmd.exe's parser: never on
 // Unix.
 func BatchFile(path string) bool { return false }
+
+// Private makes dir readable by its owner alone (mode 0700).
+func Private(dir string) error { return os.Chmod(dir, 0o700) }

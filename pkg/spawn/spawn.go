@@ -165,7 +165,7 @@ func Spawn(ctx context.Context, db *mailbox.DB, finder agenttype.Finder, req Req
 	}
 	// Briefings, logs and specs are the agent's secrets: its directory is
 	// private even if it was made by hand, or by an older teamkit.
-	if err := os.Chmod(runDir, 0o700); err != nil {
+	if err := launch.Private(runDir); err != nil {
 		return Result{}, fmt.Errorf("make run directory private: %w", err)
 	}
 	// A spec is the spawner's whole environment, secrets included: one
