@@ -61,8 +61,14 @@ func TestWindowsUnderWine(t *testing.T) {
 	}
 	env := append(os.Environ(), "WINEPREFIX="+prefix, "WINEDEBUG=-all")
 
-	// The process layer's own tests, as Windows binaries.
+	// The process layer's own tests, and launch's PATHEXT lookup, as
+	// Windows binaries.
 	gotest := exec.Command("go", "test", "-count=1", "-exec", wine, "./pkg/proc/")
+	lookpath := exec.Command("go", "test", "-count=1", "-exec", wine, "-run", "^TestLookPath$", "./pkg/launch/")
+	lookpath.Env = append(env, "GOOS=windows", "GOARCH=amd64", "CGO_ENABLED=0")
+	if out, err := lookpath.CombinedOutput(); err != nil {
+		t.Fatalf("GOOS=windows go test -exec wine -run TestLookPath ./pkg/launch/: %v\n%s", err, out)
+	}
 	gotest.Env = append(env, "GOOS=windows", "GOARCH=amd64", "CGO_ENABLED=0")
 	if out, err := gotest.CombinedOutput(); err != nil {
 		t.Fatalf("GOOS=windows go test -exec wine ./pkg/proc/: %v\n%s", err, out)

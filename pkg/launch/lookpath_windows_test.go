@@ -10,7 +10,13 @@ import (
 // On Windows PATHEXT, not an execute bit, makes a file a command, and the
 // PATH variable is found whatever its case (Windows writes it "Path").
 func TestLookPath(t *testing.T) {
-	dir := t.TempDir()
+	// Not t.TempDir: under Wine 8.0 its cleanup fails to unlink the .cmd
+	// ("Invalid function"), which Windows does not; removal stays best effort.
+	dir, err := os.MkdirTemp("", "lookpath")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
 	shim := filepath.Join(dir, "agent-cli.cmd")
 	os.WriteFile(shim, []byte("@echo off\r\n"), 0o644)
 	os.WriteFile(filepath.Join(dir, "notes.txt"), []byte("x"), 0o644)
