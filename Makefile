@@ -18,7 +18,7 @@ CACHE_HOME ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)
 AGENT_CLIS_DIR ?= $(CACHE_HOME)/teamkit/agent-clis
 AGENT_CLIS := @anthropic-ai/claude-code@2.1.197 @openai/codex@0.171.0 @google/gemini-cli@0.61.0 opencode-ai@1.18.33
 
-.PHONY: install demo test bench bench-agents fuzz docs agent-clis
+.PHONY: install demo test bench bench-agents fuzz docs agent-clis release
 
 install:
 	$(GO) install -tags $(TAGS) -ldflags "$(LDFLAGS)" ./cmd/...
@@ -35,13 +35,29 @@ demo: install
 # (modernc's SQLite is slow under -race, so -short skips the multi-process
 # tests there: they already ran, and their concurrency is between processes).
 # testsummary shows what failed and closes each run with what passed and
-# what was skipped, and why. -timeout 30m: on a busy machine the end-to-end
-# scripts of the root package alone took more than go test's default 10m.
+# what was skipped, and why. -timeout 60m: on a busy machine the root
+# package (its end-to-end scripts and the cross-build) took more than go
+# test's default 10m.
 test:
 	$(GO) vet ./...
 	$(GO) build -o /dev/null ./scripts/testsummary
-	$(GO) test -count=1 -timeout 30m -json ./... | $(GO) run ./scripts/testsummary -label "go test ./..."
+	$(GO) test -count=1 -timeout 60m -json ./... | $(GO) run ./scripts/testsummary -label "go test ./..."
 	$(GO) test -count=1 -race -short -json ./pkg/mailbox/ ./pkg/escalate/ ./pkg/spawn/ ./pkg/github/... ./pkg/slack/... ./pkg/command/ ./pkg/cmd/inbox/ ./pkg/cmd/spawn/ ./pkg/launch/ | $(GO) run ./scripts/testsummary -label "go test -race -short"
+
+# The six commands for every platform teamkit supports, in
+# dist/<os>-<arch>/, with dist/SHA256SUMS (the list matches TestCrossBuild).
+PLATFORMS := linux/amd64 linux/arm64 darwin/amd64 darwin/arm64 windows/amd64 freebsd/amd64
+COMMANDS  := inbox stale ready spawn ask resume
+release:
+	rm -rf dist
+	set -e; for p in $(PLATFORMS); do \
+		os=$${p%/*}; arch=$${p#*/}; ext=; [ $$os = windows ] && ext=.exe; \
+		for c in $(COMMANDS); do \
+			CGO_ENABLED=0 GOOS=$$os GOARCH=$$arch $(GO) build -trimpath -tags $(TAGS) -ldflags "$(LDFLAGS)" \
+				-o dist/$$os-$$arch/$$c$$ext ./cmd/$$c; \
+		done; \
+	done
+	cd dist && find . -type f ! -name SHA256SUMS | sort | xargs sha256sum > SHA256SUMS
 
 # The figures in docs/BENCHMARKS.md come from these.
 bench: install

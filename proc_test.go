@@ -1,3 +1,5 @@
+//go:build linux
+
 package teamkit_test
 
 // Script commands for the process-identity tests: crash a run the way a

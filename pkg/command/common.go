@@ -45,12 +45,17 @@ func DBPath(c *cli.Context, env *Env) (path string, explicit bool) {
 	return filepath.Join(StateHome(env), "teamkit", "teamkit.db"), false
 }
 
-// StateHome is $XDG_STATE_HOME, or ~/.local/state when unset. A relative
-// XDG_STATE_HOME is ignored, as the XDG spec says; with no usable HOME
-// either, it falls back to the system temporary directory rather than to a
-// path relative to wherever cron happened to start the command.
+// StateHome is $XDG_STATE_HOME, else the OS's place for per-user
+// application state where it has one (%LOCALAPPDATA% on Windows), else
+// ~/.local/state (Linux, macOS, FreeBSD). A relative XDG_STATE_HOME is
+// ignored, as the XDG spec says; with no usable HOME either, it falls back
+// to the system temporary directory rather than to a path relative to
+// wherever cron happened to start the command.
 func StateHome(env *Env) string {
 	if d := env.Getenv("XDG_STATE_HOME"); filepath.IsAbs(d) {
+		return d
+	}
+	if d := env.Getenv(osStateHomeVar); osStateHomeVar != "" && filepath.IsAbs(d) {
 		return d
 	}
 	if h := env.Getenv("HOME"); filepath.IsAbs(h) {

@@ -64,7 +64,7 @@ func (g *guard) release() {
 	g.cmd.Wait()
 }
 
-// startGuard starts "self __guard" in a session of its own, with a pipe
+// startGuard starts "self __guard" detached (see startDetached), with a pipe
 // from this supervisor as its stdin. The pipe's write end exists only here:
 // when the supervisor dies, however (SIGKILL included), the kernel closes it
 // and the guard reads EOF without "done".
@@ -94,9 +94,9 @@ func startGuard(spec Spec, self proc.Identity) (*guard, error) {
 			env = append(env, kv)
 		}
 	}
-	cmd := &exec.Cmd{Path: spec.Self, Args: []string{"spawn", "__guard"}, Env: env, Stdin: r,
-		SysProcAttr: &syscall.SysProcAttr{Setsid: true}}
-	if err := cmd.Start(); err != nil {
+	cmd := &exec.Cmd{Path: spec.Self, Args: []string{"spawn", "__guard"}, Env: env, Stdin: r}
+	cmd, err = startDetached(cmd)
+	if err != nil {
 		w.Close()
 		return nil, fmt.Errorf("start the run's guard: %w", err)
 	}

@@ -35,7 +35,6 @@ import (
 
 	"github.com/teamkit/teamkit/pkg/mailbox"
 	"github.com/teamkit/teamkit/pkg/proc"
-	"golang.org/x/sys/unix"
 )
 
 // Spec is everything the supervisor needs to start one agent run.
@@ -132,30 +131,23 @@ func ReadSpec(path string) (Spec, error) {
 
 // LookPath resolves argv0 against the PATH of the agent's environment, so a
 // missing or non-executable command is reported by spawn before anything
-// starts.
+// starts. What makes a file executable is the OS's rule (see executable):
+// the execute bit on Unix, PATHEXT on Windows.
 func LookPath(argv0 string, env []string) (string, error) {
-	if strings.Contains(argv0, "/") {
-		st, err := os.Stat(argv0)
-		if err != nil {
+	if filepath.Base(argv0) != argv0 || filepath.IsAbs(argv0) {
+		if p, ok := executable(argv0, env); ok {
+			return p, nil
+		}
+		if _, err := os.Stat(argv0); err != nil {
 			return "", fmt.Errorf("command %s: %w", argv0, err)
 		}
-		if st.IsDir() || st.Mode()&0o111 == 0 {
-			return "", fmt.Errorf("command %s is not executable", argv0)
-		}
-		return argv0, nil
+		return "", fmt.Errorf("command %s is not executable", argv0)
 	}
-	path := ""
-	for _, kv := range env {
-		if v, ok := strings.CutPrefix(kv, "PATH="); ok {
-			path = v
-		}
-	}
-	for _, dir := range filepath.SplitList(path) {
+	for _, dir := range filepath.SplitList(getenv(env, "PATH")) {
 		if dir == "" {
 			dir = "."
 		}
-		p := filepath.Join(dir, argv0)
-		if st, err := os.Stat(p); err == nil && !st.IsDir() && st.Mode()&0o111 != 0 {
+		if p, ok := executable(filepath.Join(dir, argv0), env); ok {
 			return p, nil
 		}
 	}
@@ -189,9 +181,6 @@ func Supervise(ctx context.Context, spec Spec, db *mailbox.DB, stdout, stderr io
 	if err != nil {
 		recordExit(db, spec, 127)
 		return 127, err
-	}
-	if err := proc.BecomeSubreaper(); err != nil {
-		note(spec, "cannot adopt the agent's orphans: %v", err)
 	}
 	cmd := &exec.Cmd{Path: path, Args: spec.Argv, Env: spec.Env, Dir: spec.Dir, Stdout: stdout, Stderr: stderr, Stdin: stdin}
 	if spec.Stdin != "" {
@@ -238,7 +227,9 @@ func Supervise(ctx context.Context, spec Spec, db *mailbox.DB, stdout, stderr io
 		return 1, fmt.Errorf("agent not started: %w", err)
 	}
 	spec.step(StepAfterRecord)
-	if err := cmd.Start(); err != nil {
+	group := proc.Group{Marker: Marker(spec.Run), Exclude: []int{self.PID, guard.pid()}}
+	tree, err := proc.StartTree(cmd, group, func(format string, args ...any) { note(spec, format, args...) })
+	if err != nil {
 		unstart(db, spec)
 		guard.release()
 		recordExit(db, spec, 127)
@@ -248,12 +239,6 @@ func Supervise(ctx context.Context, spec Spec, db *mailbox.DB, stdout, stderr io
 	spec.step(StepAfterStart)
 	note(spec, "agent %s/%s run %s started, pid %d, supervisor %d, guard %d", spec.Team, spec.Name, spec.Run, cmd.Process.Pid, self.PID, guard.pid())
 
-	group := proc.Group{Marker: Marker(spec.Run), Exclude: []int{self.PID, guard.pid()}}
-	if sid, err := unix.Getsid(0); err == nil && sid == self.PID {
-		// A session of our own (background, tmux): an agent's child that
-		// scrubbed its environment is still found by its session.
-		group.Session = sid
-	}
 	var beat <-chan time.Time
 	if spec.Heartbeat > 0 {
 		t := time.NewTicker(spec.Heartbeat)
@@ -264,14 +249,21 @@ func Supervise(ctx context.Context, spec Spec, db *mailbox.DB, stdout, stderr io
 	go func() { done <- cmd.Wait() }()
 	var waitErr error
 	stopping := false
+	stop := func() {
+		if !stopping {
+			stopping = true
+			note(spec, "stopping agent %s/%s run %s (force after %s)", spec.Team, spec.Name, spec.Run, spec.Grace)
+			go tree.Stop(spec.Grace)
+		}
+	}
 	for waiting := true; waiting; {
 		select {
 		case s := <-sigs:
-			if s == syscall.SIGTERM && !stopping {
-				stopping = true
-				note(spec, "stopping agent %s/%s run %s (SIGTERM, SIGKILL after %s)", spec.Team, spec.Name, spec.Run, spec.Grace)
-				go group.Stop(spec.Grace)
+			if s == syscall.SIGTERM {
+				stop()
 			}
+		case <-tree.StopRequests():
+			stop()
 		case <-beat:
 			if err := db.Heartbeat(ctx, spec.Team, spec.Name, spec.Run); err != nil {
 				note(spec, "%v", err)
@@ -286,11 +278,11 @@ func Supervise(ctx context.Context, spec Spec, db *mailbox.DB, stdout, stderr io
 	// the log when spawn reads its tail.
 	exitNote(spec, fmt.Sprintf("agent %s/%s run %s exited with code %d", spec.Team, spec.Name, spec.Run, code), stdout)
 	recordExit(db, spec, code)
-	if left := group.Members(); len(left) > 0 {
+	if left := tree.Members(); len(left) > 0 {
 		note(spec, "stopping %d process(es) the agent left running: %v", len(left), left)
-		group.Stop(spec.Grace)
+		tree.Stop(spec.Grace)
 	}
-	proc.ReapOrphans()
+	tree.Close()
 	guard.release()
 	return code, nil
 }
@@ -452,7 +444,8 @@ func ExitCode(ps *os.ProcessState, err error) int {
 	return ps.ExitCode()
 }
 
-// Background starts "self __run specPath" in its own session with its output
+// Background starts "self __run specPath" detached (its own session on Unix,
+// its own hidden console and process group on Windows) with its output
 // appended to logPath, and returns its pid. The supervisor outlives the
 // caller; the caller does not wait for it.
 func Background(self, specPath, logPath string, env []string) (int, error) {
@@ -467,15 +460,15 @@ func Background(self, specPath, logPath string, env []string) (int, error) {
 	}
 	defer devnull.Close()
 	cmd := &exec.Cmd{
-		Path:        self,
-		Args:        []string{"spawn", "__run", specPath},
-		Env:         env,
-		Stdin:       devnull,
-		Stdout:      log,
-		Stderr:      log,
-		SysProcAttr: &syscall.SysProcAttr{Setsid: true},
+		Path:   self,
+		Args:   []string{"spawn", "__run", specPath},
+		Env:    env,
+		Stdin:  devnull,
+		Stdout: log,
+		Stderr: log,
 	}
-	if err := cmd.Start(); err != nil {
+	cmd, err = startDetached(cmd)
+	if err != nil {
 		return 0, fmt.Errorf("start agent supervisor: %w", err)
 	}
 	pid := cmd.Process.Pid
@@ -483,6 +476,13 @@ func Background(self, specPath, logPath string, env []string) (int, error) {
 	go cmd.Wait()
 	return pid, nil
 }
+
+// Launch modes, as a type's launch= names them.
+const (
+	ModeBackground = "background"
+	ModeTmux       = "tmux"
+	ModeForeground = "foreground"
+)
 
 // ErrNoTmux is returned when a type asks for tmux and none is installed.
 var ErrNoTmux = errors.New("this type launches in tmux, but tmux is not installed (install it, or use a type with launch=background)")
@@ -492,6 +492,9 @@ var ErrNoTmux = errors.New("this type launches in tmux, but tmux is not installe
 // pane's pid: the supervisor, which tmux execs directly. env is the
 // environment of the tmux client (TMUX_TMPDIR and TMUX select the server).
 func Tmux(ctx context.Context, self, specPath, team, name string, env []string) (int, error) {
+	if err := Supported(ModeTmux); err != nil {
+		return 0, err
+	}
 	tmux, err := LookPath("tmux", env)
 	if err != nil {
 		return 0, ErrNoTmux

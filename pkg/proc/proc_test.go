@@ -7,6 +7,25 @@ import (
 	"testing"
 )
 
+// TestMain lets the test binary serve as a child process: TEAMKIT_PROC_CHILD
+// says what it does (see child_test.go files).
+func TestMain(m *testing.M) {
+	if role := os.Getenv("TEAMKIT_PROC_CHILD"); role != "" {
+		os.Exit(child(role))
+	}
+	os.Exit(m.Run())
+}
+
+// childCmd runs this test binary as a child in role.
+func childCmd(t *testing.T, role string) *exec.Cmd {
+	t.Helper()
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return childCmdNoT(self, role)
+}
+
 func TestIdentity(t *testing.T) {
 	self, err := Self()
 	if err != nil {
@@ -14,6 +33,9 @@ func TestIdentity(t *testing.T) {
 	}
 	if !self.Known() || !self.Alive() {
 		t.Fatalf("Self() = %+v: not known and alive", self)
+	}
+	if err := self.Signal(0); err != nil {
+		t.Fatalf("Signal(0) to self = %v", err)
 	}
 	if (Identity{}).Alive() || (Identity{PID: -1}).Alive() {
 		t.Fatal("Alive of a non-pid = true")
@@ -28,60 +50,27 @@ func TestIdentity(t *testing.T) {
 			t.Errorf("Signal(%+v) = %v, want ErrGone", other, err)
 		}
 	}
-	cmd := exec.Command("true")
-	if err := cmd.Run(); err != nil {
-		t.Fatal(err)
-	}
-	if (Identity{PID: cmd.Process.Pid}).Alive() {
-		t.Fatalf("pid %d alive after the process was reaped", cmd.Process.Pid)
-	}
-}
-
-func TestReadStatOddName(t *testing.T) {
-	// A command name with spaces and parentheses must not shift the fields.
-	dir := t.TempDir()
-	odd := dir + "/a) b (c"
-	if err := os.Symlink("/bin/sleep", odd); err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(odd, "30")
+	cmd := childCmd(t, "exit")
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	defer cmd.Process.Kill()
-	s, err := ReadStat(cmd.Process.Pid)
-	if err != nil {
+	id, err := Of(cmd.Process.Pid)
+	if err != nil || !id.Known() {
+		t.Fatalf("Of(child) = %+v, %v", id, err)
+	}
+	if err := cmd.Wait(); err != nil {
 		t.Fatal(err)
 	}
-	if s.PPID != os.Getpid() || s.Start == 0 {
-		t.Fatalf("ReadStat = %+v, want ppid %d and a start time", s, os.Getpid())
+	if id.Alive() {
+		t.Fatalf("%+v alive after the process was reaped", id)
+	}
+	if err := id.Signal(syscall.SIGKILL); err != ErrGone {
+		t.Fatalf("Signal(SIGKILL) to an ended process = %v, want ErrGone", err)
 	}
 }
 
-func TestGroupStop(t *testing.T) {
-	// A shell that ignores SIGTERM, with a child: both carry the marker;
-	// Stop ends both (SIGKILL after the grace) and nothing else.
-	cmd := exec.Command("sh", "-c", "trap '' TERM; sleep 300 & wait")
-	cmd.Env = append(os.Environ(), "TEAMKIT_RUN=test-group-stop")
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan struct{})
-	go func() { cmd.Wait(); close(done) }()
-	g := Group{Marker: "TEAMKIT_RUN=test-group-stop"}
-	for len(g.Members()) < 2 {
-		select {
-		case <-done:
-			t.Fatal("the shell exited early")
-		default:
-		}
-	}
-	g.Stop(100e6)
-	<-done
-	if m := g.Members(); len(m) != 0 {
-		t.Fatalf("members after Stop: %v", m)
-	}
-	if ws := cmd.ProcessState.Sys().(syscall.WaitStatus); !ws.Signaled() || ws.Signal() != syscall.SIGKILL {
-		t.Fatalf("shell ended %v, want killed by SIGKILL", cmd.ProcessState)
-	}
+func childCmdNoT(self, role string) *exec.Cmd {
+	cmd := exec.Command(self)
+	cmd.Env = append(os.Environ(), "TEAMKIT_PROC_CHILD="+role)
+	return cmd
 }

@@ -3,7 +3,6 @@ package spawn
 import (
 	"fmt"
 	"path/filepath"
-	"strings"
 
 	"github.com/teamkit/teamkit/pkg/launch"
 )
@@ -60,7 +59,7 @@ func (e *CLINotFoundError) Hint() string {
 // The result is the path to start.
 func ResolveCLI(typeName, argv0, install string, env []string) (string, error) {
 	p, err := launch.LookPath(argv0, env)
-	if err == nil || strings.Contains(argv0, "/") {
+	if err == nil || filepath.Base(argv0) != argv0 {
 		if err != nil {
 			return "", fmt.Errorf("type %s: %w", typeName, err)
 		}

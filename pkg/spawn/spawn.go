@@ -130,6 +130,9 @@ func Spawn(ctx context.Context, db *mailbox.DB, finder agenttype.Finder, req Req
 	if err != nil {
 		return Result{}, err
 	}
+	if err := launch.Supported(string(t.Conf.Launch)); err != nil {
+		return Result{}, fmt.Errorf("type %s: %w", t.Name, err)
+	}
 	if req.Workdir == "" {
 		if req.Workdir, err = os.Getwd(); err != nil {
 			return Result{}, err
@@ -188,7 +191,7 @@ func Spawn(ctx context.Context, db *mailbox.DB, finder agenttype.Finder, req Req
 	}
 	// Briefings, logs and specs are the agent's secrets: its directory is
 	// private even if it was made by hand, or by an older teamkit.
-	if err := os.Chmod(runDir, 0o700); err != nil {
+	if err := launch.Private(runDir); err != nil {
 		return Result{}, fmt.Errorf("make run directory private: %w", err)
 	}
 	// A spec is the spawner's whole environment, secrets included: one
@@ -250,6 +253,9 @@ func Spawn(ctx context.Context, db *mailbox.DB, finder agenttype.Finder, req Req
 		argv[0] = cli
 	} else if argv[0], err = ResolveCLI(t.Name, argv[0], t.Conf.Install, env); err != nil {
 		return Result{}, err
+	}
+	if err := batchSafe(argv[0], argv); err != nil {
+		return Result{}, fmt.Errorf("type %s: %w", t.Name, err)
 	}
 	if req.Heartbeat <= 0 {
 		req.Heartbeat = roster.DefaultHeartbeat
@@ -557,11 +563,10 @@ func Executable() (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("find the spawn executable: %w", err)
 	}
-	if filepath.Base(self) == "spawn" {
+	if base := filepath.Base(self); base == "spawn" || strings.EqualFold(base, "spawn.exe") {
 		return self, nil
 	}
-	sibling := filepath.Join(filepath.Dir(self), "spawn")
-	if st, err := os.Stat(sibling); err == nil && st.Mode()&0o111 != 0 {
+	if sibling, err := launch.LookPath(filepath.Join(filepath.Dir(self), "spawn"), os.Environ()); err == nil {
 		return sibling, nil
 	}
 	p, err := exec.LookPath("spawn")
@@ -569,4 +574,24 @@ func Executable() (string, error) {
 		return "", fmt.Errorf("find the spawn executable (it runs each agent's supervisor): %w", err)
 	}
 	return filepath.Abs(p)
+}
+
+// batchMeta are the characters cmd.exe reads in a batch file's arguments,
+// whatever quoting os/exec gives them.
+const batchMeta = "%^!&|<>\"\r\n"
+
+// batchSafe refuses an argv that would reach a batch file (npm installs the
+// agent CLIs on Windows as .cmd shims) holding a character cmd.exe would
+// read: the briefing would arrive altered, or run as commands. boot=stdin
+// and boot=file hand the briefing over without cmd.exe's parser.
+func batchSafe(exe string, argv []string) error {
+	if !launch.BatchFile(exe) {
+		return nil
+	}
+	for _, a := range argv[1:] {
+		if i := strings.IndexAny(a, batchMeta); i >= 0 {
+			return fmt.Errorf("its command %s is a batch file, which cmd.exe parses, and an argument holds %q, which cmd.exe would not pass on intact; use boot=stdin or boot=file for the briefing", exe, a[i:i+1])
+		}
+	}
+	return nil
 }

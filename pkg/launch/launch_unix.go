@@ -1,0 +1,46 @@
+//go:build !windows
+
+package launch
+
+import (
+	"os"
+	"os/exec"
+	"strings"
+	"syscall"
+)
+
+// startDetached starts cmd in a session of its own, so that neither the
+// spawner's terminal nor its process group reaches it.
+// It returns the started command.
+func startDetached(cmd *exec.Cmd) (*exec.Cmd, error) {
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	return cmd, cmd.Start()
+}
+
+// executable reports whether p is a file with an execute bit.
+func executable(p string, _ []string) (string, bool) {
+	st, err := os.Stat(p)
+	return p, err == nil && !st.IsDir() && st.Mode()&0o111 != 0
+}
+
+// getenv is the value of key in env (names are case-sensitive on Unix).
+func getenv(env []string, key string) string {
+	v := ""
+	for _, kv := range env {
+		if k, val, ok := strings.Cut(kv, "="); ok && k == key {
+			v = val
+		}
+	}
+	return v
+}
+
+// Supported reports whether the launch mode works on this OS: every mode
+// does on Unix (tmux when installed, which Tmux checks).
+func Supported(mode string) error { return nil }
+
+// BatchFile reports whether path is run through cmd.exe's parser: never on
+// Unix.
+func BatchFile(path string) bool { return false }
+
+// Private makes dir readable by its owner alone (mode 0700).
+func Private(dir string) error { return os.Chmod(dir, 0o700) }

@@ -1,0 +1,126 @@
+package launch
+
+import (
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+
+	"golang.org/x/sys/windows"
+)
+
+// startDetached starts cmd with a hidden console and a process group of its
+// own (so the spawner's Ctrl-C and console window do not reach it), outside
+// the spawner's Job Object when that job allows it: a terminal that puts its
+// shells in a kill-on-close job would otherwise end the run with the window.
+func startDetached(cmd *exec.Cmd) (*exec.Cmd, error) {
+	flags := uint32(windows.CREATE_NEW_PROCESS_GROUP | windows.CREATE_NO_WINDOW)
+	again := &exec.Cmd{Path: cmd.Path, Args: cmd.Args, Env: cmd.Env, Dir: cmd.Dir, Stdin: cmd.Stdin, Stdout: cmd.Stdout, Stderr: cmd.Stderr}
+	cmd.SysProcAttr = &syscall.SysProcAttr{CreationFlags: flags | windows.CREATE_BREAKAWAY_FROM_JOB}
+	err := cmd.Start()
+	if errors.Is(err, windows.ERROR_ACCESS_DENIED) {
+		// The spawner's job forbids breaking away.
+		again.SysProcAttr = &syscall.SysProcAttr{CreationFlags: flags}
+		return again, again.Start()
+	}
+	return cmd, err
+}
+
+// executable finds p as Windows runs it: a file whose extension is in
+// PATHEXT, or p with one of those extensions added (the execute bit means
+// nothing on Windows).
+func executable(p string, env []string) (string, bool) {
+	exts := pathExts(env)
+	isFile := func(f string) bool {
+		st, err := os.Stat(f)
+		return err == nil && !st.IsDir()
+	}
+	ext := strings.ToLower(filepath.Ext(p))
+	for _, e := range exts {
+		if ext == e && isFile(p) {
+			return p, true
+		}
+	}
+	for _, e := range exts {
+		if isFile(p + e) {
+			return p + e, true
+		}
+	}
+	return p, false
+}
+
+// pathExts is PATHEXT, lower-cased, or Windows' default list.
+func pathExts(env []string) []string {
+	v := getenv(env, "PATHEXT")
+	if v == "" {
+		v = ".COM;.EXE;.BAT;.CMD"
+	}
+	var out []string
+	for _, e := range strings.Split(strings.ToLower(v), ";") {
+		if e != "" && e[0] == '.' {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// getenv is the value of key in env, whose names Windows compares without
+// regard to case (Path, PATH).
+func getenv(env []string, key string) string {
+	v := ""
+	for _, kv := range env {
+		if k, val, ok := strings.Cut(kv, "="); ok && strings.EqualFold(k, key) {
+			v = val
+		}
+	}
+	return v
+}
+
+// Supported reports whether the launch mode works on Windows: tmux does
+// not.
+func Supported(mode string) error {
+	if mode == ModeTmux {
+		return errors.New("launch=tmux needs tmux, which Windows does not have; use launch=background or launch=foreground")
+	}
+	return nil
+}
+
+// BatchFile reports whether path is a batch file, which Windows runs
+// through cmd.exe's parser: %, ^, !, &, |, <, >, " and newlines in its
+// arguments cannot be passed through that safely.
+func BatchFile(path string) bool {
+	switch strings.ToLower(filepath.Ext(path)) {
+	case ".cmd", ".bat":
+		return true
+	}
+	return false
+}
+
+// Private makes dir readable by its owner alone, and everything created in
+// it after: its DACL becomes one entry, full control for the current user,
+// inherited by files and subdirectories, with the entries dir would inherit
+// from its parent cut off (a protected DACL). Windows ignores Unix modes,
+// and a run directory's files (specs, briefings, logs) hold secrets.
+func Private(dir string) error {
+	user, err := windows.GetCurrentProcessToken().GetTokenUser()
+	if err != nil {
+		return err
+	}
+	acl, err := windows.ACLFromEntries([]windows.EXPLICIT_ACCESS{{
+		AccessPermissions: windows.GENERIC_ALL,
+		AccessMode:        windows.GRANT_ACCESS,
+		Inheritance:       windows.SUB_CONTAINERS_AND_OBJECTS_INHERIT,
+		Trustee: windows.TRUSTEE{
+			TrusteeForm:  windows.TRUSTEE_IS_SID,
+			TrusteeType:  windows.TRUSTEE_IS_USER,
+			TrusteeValue: windows.TrusteeValueFromSID(user.User.Sid),
+		},
+	}}, nil)
+	if err != nil {
+		return err
+	}
+	return windows.SetNamedSecurityInfo(dir, windows.SE_FILE_OBJECT,
+		windows.DACL_SECURITY_INFORMATION|windows.PROTECTED_DACL_SECURITY_INFORMATION, nil, nil, acl, nil)
+}

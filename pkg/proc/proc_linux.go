@@ -1,0 +1,129 @@
+package proc
+
+// On Linux the start time is field 22 of /proc/<pid>/stat (clock ticks
+// since boot) and the boot id is /proc/sys/kernel/random/boot_id. Signals go
+// through a pidfd opened before the identity is re-checked, so a pid
+// recycled between the check and the signal cannot receive it. The
+// supervisor is a child subreaper: the agent's orphans stay below it.
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+)
+
+func readBootID() (string, error) {
+	b, err := os.ReadFile("/proc/sys/kernel/random/boot_id")
+	return strings.TrimSpace(string(b)), err
+}
+
+// Stat is what /proc/<pid>/stat says about a process.
+type Stat struct {
+	PID, PPID, Pgrp, Session int
+	State                    byte // R, S, D, Z (zombie: exited, not yet reaped), …
+	Start                    uint64
+}
+
+// ReadStat parses /proc/<pid>/stat. The command name (field 2) is in
+// parentheses and may itself hold spaces and parentheses, so the fields are
+// counted from the last ')'.
+func ReadStat(pid int) (Stat, error) {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return Stat{}, err
+	}
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 {
+		return Stat{}, fmt.Errorf("/proc/%d/stat: malformed", pid)
+	}
+	f := strings.Fields(string(b[i+1:]))
+	// f[0] is field 3 (state); starttime is field 22.
+	if len(f) < 20 || len(f[0]) != 1 {
+		return Stat{}, fmt.Errorf("/proc/%d/stat: malformed", pid)
+	}
+	s := Stat{PID: pid, State: f[0][0]}
+	var errs [4]error
+	s.PPID, errs[0] = strconv.Atoi(f[1])
+	s.Pgrp, errs[1] = strconv.Atoi(f[2])
+	s.Session, errs[2] = strconv.Atoi(f[3])
+	s.Start, errs[3] = strconv.ParseUint(f[19], 10, 64)
+	if err := errors.Join(errs[:]...); err != nil {
+		return Stat{}, fmt.Errorf("/proc/%d/stat: %w", pid, err)
+	}
+	return s, nil
+}
+
+func readInfo(pid int) (info, error) {
+	s, err := ReadStat(pid)
+	if err != nil {
+		return info{}, err
+	}
+	return info{Start: s.Start, Session: s.Session, Ended: s.State == 'Z' || s.State == 'X'}, nil
+}
+
+func listPIDs() []int {
+	d, err := os.Open("/proc")
+	if err != nil {
+		return nil
+	}
+	defer d.Close()
+	names, _ := d.Readdirnames(-1)
+	var out []int
+	for _, n := range names {
+		if pid, err := strconv.Atoi(n); err == nil {
+			out = append(out, pid)
+		}
+	}
+	return out
+}
+
+// hasEnv reports whether pid was started with the environment entry kv.
+func hasEnv(pid int, kv string) bool {
+	env, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/environ")
+	if err != nil {
+		return false
+	}
+	for _, e := range bytes.Split(env, []byte{0}) {
+		if string(e) == kv {
+			return true
+		}
+	}
+	return false
+}
+
+// signalIf opens a pidfd on pid, then asks ok whether pid is still the
+// process meant, then signals through the pidfd: if pid was recycled after
+// the open, the pidfd names the dead process and the signal goes nowhere.
+func signalIf(pid int, sig syscall.Signal, ok func() bool) error {
+	fd, err := unix.PidfdOpen(pid, 0)
+	if err != nil {
+		if errors.Is(err, syscall.ESRCH) {
+			return ErrGone
+		}
+		return fmt.Errorf("pidfd_open %d: %w", pid, err)
+	}
+	defer unix.Close(fd)
+	if !ok() {
+		return ErrGone
+	}
+	if err := unix.PidfdSendSignal(fd, sig, nil, 0); err != nil {
+		if errors.Is(err, syscall.ESRCH) {
+			return ErrGone
+		}
+		return fmt.Errorf("signal %d: %w", pid, err)
+	}
+	return nil
+}
+
+// becomeSubreaper makes this process adopt its orphaned descendants, so an
+// agent's children that outlive it stay below the supervisor, which reaps
+// them, instead of escaping to init.
+func becomeSubreaper() error {
+	return unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+}

@@ -1,0 +1,116 @@
+//go:build !windows
+
+package proc
+
+import (
+	"os"
+	"os/exec"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// sameBoot compares boot ids, which Unix kernels give exactly.
+func sameBoot(a, b string) bool { return a == b }
+
+func (g Group) member(pid int) bool {
+	if g.excluded(pid) {
+		return false
+	}
+	in, err := readInfo(pid)
+	if err != nil || in.Ended {
+		return false
+	}
+	if g.Session > 0 && in.Session == g.Session {
+		return true
+	}
+	return g.Marker != "" && hasEnv(pid, g.Marker)
+}
+
+// Members lists the live processes of the group.
+func (g Group) Members() []int {
+	var out []int
+	for _, pid := range listPIDs() {
+		if pid > 0 && g.member(pid) {
+			out = append(out, pid)
+		}
+	}
+	return out
+}
+
+// signal sends sig to every member, each checked again just before (see
+// signalIf), and returns how many were signalled.
+func (g Group) signal(sig syscall.Signal) int {
+	n := 0
+	for _, pid := range g.Members() {
+		if signalIf(pid, sig, func() bool { return g.member(pid) }) == nil {
+			n++
+		}
+	}
+	return n
+}
+
+// Stop ends the group: SIGTERM to every member, then, for whatever still
+// runs after grace, SIGKILL (again until none is left, as a member may fork
+// meanwhile). It returns once no member runs, or after a last bounded wait.
+func (g Group) Stop(grace time.Duration) {
+	if g.signal(syscall.SIGTERM) == 0 {
+		return
+	}
+	if g.waitEmpty(grace) {
+		return
+	}
+	for range 50 {
+		if g.signal(syscall.SIGKILL) == 0 || g.waitEmpty(100*time.Millisecond) {
+			return
+		}
+	}
+}
+
+// Tree is the process tree of one run as its supervisor holds it. On Unix
+// it is the run's Group: its marker, and its session when the supervisor
+// leads one (background, tmux).
+type Tree struct{ g Group }
+
+// StartTree starts cmd, the run's agent, as the root of the run's tree.
+// The supervisor first becomes the adopter of the agent's orphans where the
+// OS has such a thing (see becomeSubreaper); note receives what could not be
+// set up, which does not stop the run.
+func StartTree(cmd *exec.Cmd, g Group, note func(format string, args ...any)) (*Tree, error) {
+	if err := becomeSubreaper(); err != nil {
+		note("cannot adopt the agent's orphans: %v", err)
+	}
+	if sid, err := unix.Getsid(0); err == nil && sid == os.Getpid() {
+		// A session of our own (background, tmux): an agent's child that
+		// scrubbed its environment is still found by its session.
+		g.Session = sid
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	return &Tree{g: g}, nil
+}
+
+// Members lists the live processes of the run.
+func (t *Tree) Members() []int { return t.g.Members() }
+
+// Stop ends the run's processes: SIGTERM, then SIGKILL after grace.
+func (t *Tree) Stop(grace time.Duration) { t.g.Stop(grace) }
+
+// StopRequests delivers a request to stop the run that comes by another
+// way than a signal to the supervisor. On Unix, SIGTERM is that request,
+// and the supervisor takes it from os/signal: nil.
+func (t *Tree) StopRequests() <-chan struct{} { return nil }
+
+// Close collects every exited child that nobody waits for (adopted
+// orphans); call it only once the agent was waited for.
+func (t *Tree) Close() {
+	for {
+		var ws syscall.WaitStatus
+		pid, err := syscall.Wait4(-1, &ws, syscall.WNOHANG, nil)
+		if pid <= 0 || err != nil {
+			return
+		}
+	}
+}
