@@ -17,6 +17,7 @@ import (
 
 	"github.com/fsnotify/fsnotify"
 	"github.com/gofrs/flock"
+	"github.com/teamkit/teamkit/pkg/readlimit"
 	"modernc.org/sqlite"
 	sqlite3 "modernc.org/sqlite/lib"
 )
@@ -24,8 +25,10 @@ import (
 type sqliteBackend struct{}
 
 func openSQLite(path string, o Options) (*DB, error) {
-	if st, err := os.Stat(path); err == nil && st.IsDir() {
-		return nil, &Error{Op: "open mailbox", Path: path, Kind: ErrCorrupt, Err: errors.New("it is a directory")}
+	if st, err := os.Stat(path); err == nil && !st.Mode().IsRegular() {
+		// Opening a FIFO blocks until a writer comes (deaf to SIGTERM,
+		// which the commands catch), and a device is no mailbox either.
+		return nil, &Error{Op: "open mailbox", Path: path, Kind: ErrCorrupt, Err: fmt.Errorf("it is %s, not a regular file", readlimit.Kind(st.Mode()))}
 	}
 	if target, err := os.Readlink(path); err == nil {
 		if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
