@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/rogpeppe/go-internal/testscript"
 
@@ -54,10 +55,21 @@ func crashAt(want string) func(string) {
 	}
 }
 
+// skewed is env with its clock off by TEAMKIT_TEST_CLOCK_SKEW (a duration,
+// say -60s): a script runs a host's commands with that host's clock wrong,
+// as a real host's may be (proc_clock_skew.txtar). The variable is read here,
+// in the test binary only.
+func skewed(env *command.Env) *command.Env {
+	if d, err := time.ParseDuration(os.Getenv("TEAMKIT_TEST_CLOCK_SKEW")); err == nil {
+		env.Now = func() time.Time { return time.Now().Add(d) }
+	}
+	return env
+}
+
 func TestMain(m *testing.M) {
 	mains := map[string]func(){}
 	for name, app := range commands {
-		mains[name] = func() { os.Exit(command.Main(app)) }
+		mains[name] = func() { os.Exit(command.MainEnv(app, skewed(command.OS()))) }
 	}
 	mains["pidinit"] = func() { os.Exit(pidInit()) }
 	testscript.Main(pgtest.Wrap(m), mains)
@@ -92,7 +104,7 @@ var postgresScripts = []string{
 	"readme_walkthrough", "inbox_roundtrip", "inbox_bytes", "ready", "spawn_handshake",
 	"spawn_probe", "ask_local", "resume_question", "resume_concurrent", "resume_pause", "resume_crash",
 	"fleet", "inbox_fleet", "slack_question", "slack_approval", "slack_race", "slack_outage",
-	"inbox_copy", "proc_hosts", "proc_stop", "proc_supervisor_crash", "resume_two_hosts", "inbox_slow_reader", "resume_stalled_reader", "resume_host", "proc_legacy_record",
+	"inbox_copy", "proc_hosts", "proc_clock_skew", "proc_stop", "proc_supervisor_crash", "resume_two_hosts", "inbox_slow_reader", "resume_stalled_reader", "resume_host", "proc_legacy_record",
 }
 
 func TestScriptsPostgres(t *testing.T) {
@@ -158,8 +170,11 @@ func scriptParams(t *testing.T, dir string, files []string) testscript.Params {
 			return nil
 		},
 		Condition: func(cond string) (bool, error) {
-			if cond == "pidns" {
+			switch cond {
+			case "pidns":
 				return canPidNS(), nil
+			case "postgres": // the mailbox is a PostgreSQL database
+				return files != nil, nil
 			}
 			return false, fmt.Errorf("unknown condition %q", cond)
 		},
@@ -175,6 +190,7 @@ func scriptParams(t *testing.T, dir string, files []string) testscript.Params {
 			"crash":        crash,
 			"legacyrecord": legacyRecord,
 			"waitgone":     waitGone,
+			"freeze":       freeze,
 			"pidns":        pidns,
 			"stalled":      stalled,
 			"fixture":      fixture,

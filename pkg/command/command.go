@@ -131,13 +131,17 @@ type App struct {
 }
 
 // Main runs app as the real process and returns the exit code for os.Exit.
-func Main(app App) int {
+func Main(app App) int { return MainEnv(app, OS()) }
+
+// MainEnv is Main with env for the process's own (the test binary runs a
+// command with its clock skewed, as another host's may be).
+func MainEnv(app App, env *Env) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	// After the first signal, the default action again: a second Ctrl-C
 	// stops a command that is blocked where it cannot see ctx.
 	go func() { <-ctx.Done(); stop() }()
-	return Run(ctx, app, OS(), os.Args)
+	return Run(ctx, app, env, os.Args)
 }
 
 // Run runs app with args (args[0] is the program name) and returns the exit

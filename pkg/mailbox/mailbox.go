@@ -174,6 +174,9 @@ type backend interface {
 	tables(ctx context.Context, tx *sql.Tx) ([]string, error)
 	// afterCopy readies dst after Copy inserted rows with their ids.
 	afterCopy(ctx context.Context, tx *sql.Tx) error
+	// clock is the SQL for the database's own time in Unix nanoseconds,
+	// "" when the database has no clock of its own (SQLite).
+	clock() string
 }
 
 // queryStrings runs a query of one text column.

@@ -54,6 +54,12 @@ func openPostgres(ctx context.Context, rawURL string, o Options) (*DB, error) {
 
 func (pgBackend) name() string { return "postgres" }
 
+// clock is the server's time: every host's agents are stamped and judged by
+// this one clock, however far the hosts' own clocks drift.
+func (pgBackend) clock() string {
+	return `(extract(epoch FROM clock_timestamp()) * 1000000000)::bigint`
+}
+
 func (pgBackend) kindOf(err error) error {
 	var pe *pgconn.PgError
 	if errors.As(err, &pe) {

@@ -24,6 +24,10 @@ import (
 
 type sqliteBackend struct{}
 
+// clock: a SQLite file is on one machine, whose clock is the only one; its
+// times are the process's (Options.Now), which tests can set.
+func (sqliteBackend) clock() string { return "" }
+
 func openSQLite(path string, o Options) (*DB, error) {
 	if st, err := os.Stat(path); err == nil && !st.Mode().IsRegular() {
 		// Opening a FIFO blocks until a writer comes (deaf to SIGTERM,

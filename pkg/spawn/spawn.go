@@ -413,7 +413,10 @@ func stopLive(ctx context.Context, db *mailbox.DB, req Request) error {
 	if err != nil {
 		return err
 	}
-	here := roster.Here{Host: req.Host, Now: time.Now()}
+	here, err := roster.At(ctx, db, req.Host)
+	if err != nil {
+		return err
+	}
 	if a.State != mailbox.StateExited && a.State != mailbox.StateFailed && roster.Judge(a, here).Live && !req.Replace {
 		return fmt.Errorf("%w: %s/%s (run %s, %s); pass --replace to stop it and start again", ErrAlive, req.Team, req.Name, a.Run, roster.Describe(&a, nil, here))
 	}

@@ -30,6 +30,10 @@ type StopOptions struct {
 	Grace time.Duration
 	// Run, when set, stops only that run (a timed-out spawn stops its own).
 	Run string
+	// RunsDir, when set, is where this host's runs of the mailbox keep
+	// their files: copies of the agent this host started that the record
+	// no longer names are found through it and stopped too (Strays).
+	RunsDir string
 }
 
 // Stop ends the agent's latest run: SIGTERM to every process of the run
@@ -39,6 +43,10 @@ type StopOptions struct {
 // and leave. Nothing is signalled unless the recorded supervisor's exact
 // identity (pid, start time, boot id) is alive, or the processes carry the
 // run's marker; a pid now held by another process is never touched.
+//
+// With RunsDir set, it first stops this host's strays (Strays), whatever
+// the record says; when it stopped one and the record names nothing this
+// host can stop, it returns the stray's run as stopped.
 //
 // It returns the record afterwards; ErrNotRunning when nothing of the run
 // was running, ErrRemote for a run on another host (its processes can only
@@ -54,7 +62,48 @@ func Stop(ctx context.Context, db *mailbox.DB, team, name string, o StopOptions)
 	if o.Run != "" && a.Run != o.Run {
 		return a, fmt.Errorf("%w: %s/%s run %s (its latest run is %s)", ErrNotRunning, team, name, o.Run, a.Run)
 	}
-	here := roster.Here{Host: o.Host, Now: time.Now()}
+	var strays []string
+	if o.Run == "" && o.RunsDir != "" {
+		strays = Strays(o.RunsDir, a)
+		for _, run := range strays {
+			proc.Group{Marker: launch.Marker(run)}.Stop(o.Grace)
+		}
+	}
+	got, err := stopRecorded(ctx, db, a, o)
+	if len(strays) > 0 && (errors.Is(err, ErrNotRunning) || errors.Is(err, ErrRemote)) {
+		// The record is another host's run, or nothing live: what this
+		// host stopped is the answer. A stray's supervisor cannot record
+		// its exit (the record names another run), so the code is unknown.
+		s := a
+		s.Run, s.Host, s.State, s.ExitCode = strays[len(strays)-1], o.Host, mailbox.StateExited, nil
+		return s, nil
+	}
+	return got, err
+}
+
+// Strays are the runs of a's agent that this host started (their files are
+// in runsDir) other than the one the record names, whose processes still
+// run: a copy left behind when another host judged it lost (its heartbeats
+// stopped reaching the database: a partition, a stopped supervisor) and
+// launched a new one over its record. Only this host can stop it, and no
+// record leads to it any more.
+func Strays(runsDir string, a mailbox.Agent) []string {
+	var out []string
+	for _, run := range Runs(runsDir, a.Team, a.Name) {
+		if run != a.Run && len(proc.Group{Marker: launch.Marker(run)}.Members()) > 0 {
+			out = append(out, run)
+		}
+	}
+	return out
+}
+
+// stopRecorded is Stop of the run the record names.
+func stopRecorded(ctx context.Context, db *mailbox.DB, a mailbox.Agent, o StopOptions) (mailbox.Agent, error) {
+	team, name := a.Team, a.Name
+	here, err := roster.At(ctx, db, o.Host)
+	if err != nil {
+		return a, err
+	}
 	ended := a.State == mailbox.StateExited || a.State == mailbox.StateFailed
 	j := roster.Judge(a, here)
 	if !j.Local {

@@ -91,7 +91,11 @@ func runList(c *cli.Context, env *command.Env) error {
 		return err
 	}
 	defer db.Close()
-	entries, err := roster.Team(c.Context, db, team, roster.Here{Host: roster.HostName(env.Getenv), Now: env.Now()})
+	here, err := roster.At(c.Context, db, roster.HostName(env.Getenv))
+	if err != nil {
+		return err
+	}
+	entries, err := roster.Team(c.Context, db, team, here)
 	if err != nil {
 		return err
 	}
@@ -207,7 +211,11 @@ func follow(ctx context.Context, db *mailbox.DB, f *os.File, a mailbox.Agent, w 
 		if err != nil {
 			return err
 		}
-		state, _ := roster.State(&now, nil, roster.Here{Host: host, Now: time.Now()})
+		here, err := roster.At(ctx, db, host)
+		if err != nil {
+			return err
+		}
+		state, _ := roster.State(&now, nil, here)
 		ended := now.Run != a.Run || !(state == roster.Running || state == roster.Ready || state == roster.Starting)
 		if _, err := io.Copy(w, f); err != nil {
 			return err

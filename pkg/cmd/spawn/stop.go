@@ -83,7 +83,7 @@ func stop(c *cli.Context, env *command.Env) error {
 			names = append(names, a.Name)
 		}
 	}
-	o := spawn.StopOptions{Host: roster.HostName(env.Getenv), Grace: grace}
+	o := spawn.StopOptions{Host: roster.HostName(env.Getenv), Grace: grace, RunsDir: spawn.RunsDir(command.RunFilesOf(c, env))}
 	var failed error
 	for _, n := range names {
 		a, err := spawn.Stop(c.Context, db, team, n, o)

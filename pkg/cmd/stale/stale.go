@@ -97,7 +97,10 @@ func run(c *cli.Context, env *command.Env) error {
 	}
 	defer db.Close()
 	now := env.Now()
-	here := roster.Here{Host: roster.HostName(env.Getenv), Now: now}
+	here, err := roster.At(c.Context, db, roster.HostName(env.Getenv))
+	if err != nil {
+		return err
+	}
 	msgs, err := db.Stale(c.Context, team, to, now.Add(-time.Duration(mins*float64(time.Minute))))
 	if err != nil {
 		return err
