@@ -104,7 +104,7 @@ var postgresScripts = []string{
 	"readme_walkthrough", "inbox_roundtrip", "inbox_bytes", "ready", "spawn_handshake",
 	"spawn_probe", "ask_local", "resume_question", "resume_concurrent", "resume_pause", "resume_crash",
 	"fleet", "inbox_fleet", "slack_question", "slack_approval", "slack_race", "slack_outage",
-	"inbox_copy", "proc_hosts", "proc_clock_skew", "proc_stop", "proc_supervisor_crash", "resume_two_hosts", "inbox_slow_reader", "resume_stalled_reader", "resume_host", "proc_legacy_record",
+	"inbox_copy", "proc_hosts", "proc_clock_skew", "restart_waits", "inbox_wake", "proc_stop", "proc_supervisor_crash", "resume_two_hosts", "inbox_slow_reader", "resume_stalled_reader", "resume_host", "proc_legacy_record",
 }
 
 func TestScriptsPostgres(t *testing.T) {
@@ -167,6 +167,7 @@ func scriptParams(t *testing.T, dir string, files []string) testscript.Params {
 			})
 			e.Values[varsKey{}] = append([]string(nil), e.Vars...)
 			e.Values[pidNSKey{}] = &pidNS{}
+			e.Values[clusterKey{}] = &ownCluster{}
 			return nil
 		},
 		Condition: func(cond string) (bool, error) {
@@ -191,6 +192,7 @@ func scriptParams(t *testing.T, dir string, files []string) testscript.Params {
 			"legacyrecord": legacyRecord,
 			"waitgone":     waitGone,
 			"freeze":       freeze,
+			"pgserver":     pgServer,
 			"pidns":        pidns,
 			"stalled":      stalled,
 			"fixture":      fixture,

@@ -205,7 +205,7 @@ const sqliteFallbackPoll = 50 * time.Millisecond
 // when another connection commits, a few microseconds to read — only when
 // woken. check runs only when that counter moved. An idle waiter is a
 // process blocked in read(2).
-func (sqliteBackend) watch(ctx context.Context, d *DB, _ string, deadline time.Time, check func() (bool, error)) (bool, error) {
+func (sqliteBackend) watch(ctx context.Context, d *DB, _ topic, deadline time.Time, check func() (bool, error)) (bool, error) {
 	conn, err := d.db.Conn(ctx)
 	if err != nil {
 		return false, err

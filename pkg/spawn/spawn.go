@@ -338,10 +338,13 @@ func watch(ctx context.Context, db *mailbox.DB, t *agenttype.Type, req Request, 
 			next = deadline
 		}
 		ok, err = db.Watch(ctx, req.Team, next, check)
-		if err != nil || ok || !time.Now().Before(deadline) {
-			break
+		if err == nil && !ok && time.Now().Before(deadline) {
+			ok, err = check()
 		}
-		if ok, err = check(); err != nil || ok {
+		if mailbox.Disconnected(err) && time.Now().Before(deadline) && ctx.Err() == nil {
+			continue // the server is restarting: Watch reconnects with backoff
+		}
+		if err != nil || ok || !time.Now().Before(deadline) {
 			break
 		}
 	}
