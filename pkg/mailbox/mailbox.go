@@ -270,7 +270,12 @@ func (d *DB) migrateRetrying(ctx context.Context, busy time.Duration) error {
 }
 
 // Close releases the database.
-func (d *DB) Close() error { return d.db.Close() }
+func (d *DB) Close() error {
+	if s, ok := d.be.(sqliteBackend); ok {
+		s.checkpoint(d)
+	}
+	return d.db.Close()
+}
 
 // Path is the database file, or the PostgreSQL URL without its password.
 func (d *DB) Path() string { return d.path }

@@ -24,6 +24,20 @@ import (
 
 type sqliteBackend struct{}
 
+// walLimit is the WAL size past which a command checkpoints as it closes.
+// SQLite's own automatic checkpoint does not keep the WAL of a busy mailbox
+// bounded here (its file grew by every message while a reader was open, even
+// one between reads), so teamkit runs one itself, PASSIVE: it waits for
+// nobody, copies what no reader still needs, and lets the next writer
+// start the WAL over.
+const walLimit = 4 << 20
+
+func (sqliteBackend) checkpoint(d *DB) {
+	if st, err := os.Stat(d.path + "-wal"); err == nil && st.Size() > walLimit {
+		d.db.ExecContext(context.Background(), `PRAGMA wal_checkpoint(PASSIVE)`)
+	}
+}
+
 // clock: a SQLite file is on one machine, whose clock is the only one; its
 // times are the process's (Options.Now), which tests can set.
 func (sqliteBackend) clock() string { return "" }
