@@ -7,6 +7,7 @@ import (
 	"context"
 	"database/sql"
 	"net/url"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -14,6 +15,7 @@ import (
 	"github.com/rogpeppe/go-internal/testscript"
 
 	"github.com/teamkit/teamkit/pkg/pgtest"
+	spawnpkg "github.com/teamkit/teamkit/pkg/spawn"
 )
 
 type clusterKey struct{}
@@ -76,6 +78,7 @@ func pgServer(ts *testscript.TestScript, neg bool, args []string) {
 		u, err := c.URL()
 		ts.Check(err)
 		ts.Setenv("TEAMKIT_DB", u)
+		ts.Setenv("RUNS", spawnpkg.RunsDir(filepath.Join(ts.Getenv("WORK"), "state", "teamkit"), u))
 		ts.Value(clusterKey{}).(*ownCluster).c = c
 	case "stop", "start":
 		c := ts.Value(clusterKey{}).(*ownCluster).c

@@ -104,7 +104,7 @@ var postgresScripts = []string{
 	"readme_walkthrough", "inbox_roundtrip", "inbox_bytes", "ready", "spawn_handshake",
 	"spawn_probe", "ask_local", "resume_question", "resume_concurrent", "resume_pause", "resume_crash",
 	"fleet", "inbox_fleet", "slack_question", "slack_approval", "slack_race", "slack_outage",
-	"inbox_copy", "proc_hosts", "proc_clock_skew", "restart_waits", "inbox_wake", "proc_stop", "proc_supervisor_crash", "resume_two_hosts", "inbox_slow_reader", "resume_stalled_reader", "resume_host", "proc_legacy_record",
+	"inbox_copy", "proc_hosts", "proc_clock_skew", "restart_waits", "inbox_wake", "exit_spool", "proc_stop", "proc_supervisor_crash", "resume_two_hosts", "inbox_slow_reader", "resume_stalled_reader", "resume_host", "proc_legacy_record",
 }
 
 func TestScriptsPostgres(t *testing.T) {

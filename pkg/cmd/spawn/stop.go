@@ -84,6 +84,7 @@ func stop(c *cli.Context, env *command.Env) error {
 		}
 	}
 	o := spawn.StopOptions{Host: roster.HostName(env.Getenv), Grace: grace, RunsDir: spawn.RunsDir(command.RunFilesOf(c, env))}
+	launch.RecordSpooled(c.Context, db, o.RunsDir, team)
 	var failed error
 	for _, n := range names {
 		a, err := spawn.Stop(c.Context, db, team, n, o)
