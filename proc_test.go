@@ -74,6 +74,19 @@ func crash(ts *testscript.TestScript, neg bool, args []string) {
 	}
 }
 
+// freeze runs "freeze TEAM NAME FILE": SIGSTOP the run's supervisor, as a
+// host cut off from the database looks to the others (its heartbeats stop,
+// its agent runs on), and write the supervisor's pid to FILE for a later
+// "exec kill -CONT" and waitgone.
+func freeze(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 3 {
+		ts.Fatalf("usage: freeze TEAM NAME FILE")
+	}
+	a, _ := recorded(ts, args[0], args[1])
+	ts.Check(syscall.Kill(a.PID, syscall.SIGSTOP))
+	ts.Check(os.WriteFile(ts.MkAbs(args[2]), []byte(strconv.Itoa(a.PID)+"\n"), 0o644))
+}
+
 // waitGone runs "waitgone FILE…": wait until the process whose pid is the
 // first word of each FILE has ended (a zombie has ended: this machine's init
 // may never reap orphans). "! waitgone FILE" checks it still runs, and

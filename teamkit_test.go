@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/rogpeppe/go-internal/testscript"
 
@@ -57,10 +58,21 @@ func crashAt(want string) func(string) {
 	}
 }
 
+// skewed is env with its clock off by TEAMKIT_TEST_CLOCK_SKEW (a duration,
+// say -60s): a script runs a host's commands with that host's clock wrong,
+// as a real host's may be (proc_clock_skew.txtar). The variable is read here,
+// in the test binary only.
+func skewed(env *command.Env) *command.Env {
+	if d, err := time.ParseDuration(os.Getenv("TEAMKIT_TEST_CLOCK_SKEW")); err == nil {
+		env.Now = func() time.Time { return time.Now().Add(d) }
+	}
+	return env
+}
+
 func TestMain(m *testing.M) {
 	mains := map[string]func(){}
 	for name, app := range commands {
-		mains[name] = func() { os.Exit(command.Main(app)) }
+		mains[name] = func() { os.Exit(command.MainEnv(app, skewed(command.OS()))) }
 	}
 	mains["pidinit"] = func() { os.Exit(pidInit()) }
 	os.Setenv(suiteVar, suiteMark)
@@ -99,6 +111,7 @@ var postgresScripts = []string{
 	"slack_as_it_stands", "slack_db_outage",
 	"inbox_copy", "proc_hosts", "proc_stop", "proc_supervisor_crash", "resume_two_hosts", "inbox_slow_reader", "resume_stalled_reader", "resume_host", "proc_legacy_record",
 	"resume_delivery",
+	"proc_clock_skew", "restart_waits", "inbox_wake", "exit_spool",
 }
 
 func TestScriptsPostgres(t *testing.T) {
@@ -163,13 +176,14 @@ func scriptParams(t *testing.T, dir string, files []string) testscript.Params {
 			})
 			e.Values[varsKey{}] = append([]string(nil), e.Vars...)
 			e.Values[pidNSKey{}] = &pidNS{}
+			e.Values[clusterKey{}] = &ownCluster{}
 			return nil
 		},
 		Condition: func(cond string) (bool, error) {
 			switch cond {
 			case "pidns":
 				return canPidNS(), nil
-			case "postgres":
+			case "postgres": // the mailbox is a PostgreSQL database
 				return files != nil, nil
 			}
 			return false, fmt.Errorf("unknown condition %q", cond)
@@ -186,6 +200,8 @@ func scriptParams(t *testing.T, dir string, files []string) testscript.Params {
 			"crash":        crash,
 			"legacyrecord": legacyRecord,
 			"waitgone":     waitGone,
+			"freeze":       freeze,
+			"pgserver":     pgServer,
 			"pidns":        pidns,
 			"stalled":      stalled,
 			"fixture":      fixture,

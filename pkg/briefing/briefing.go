@@ -11,11 +11,20 @@ package briefing
 
 import (
 	_ "embed"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
 	"text/template"
+
+	"github.com/teamkit/teamkit/pkg/readlimit"
 )
+
+// MaxSize bounds a rendered briefing as the task is bounded (16 MiB, the
+// mailbox's largest body): twice that leaves room for the task and the
+// template's own text around it, while a loop in a template ({{range
+// 100000000}}) stops at the limit instead of growing spawn until it dies.
+const MaxSize = 32 << 20
 
 // CoreTemplate is the name of the shared instructions every type template can
 // include.
@@ -90,7 +99,11 @@ func Render(name, tmpl string, d Data) (string, error) {
 	}
 	d.Commands = d.Commands.withDefaults()
 	var b strings.Builder
-	if err := t.Execute(&b, d); err != nil {
+	if err := t.Execute(&limitWriter{w: &b, left: MaxSize}, d); err != nil {
+		var big *readlimit.TooLargeError
+		if errors.As(err, &big) {
+			return "", fmt.Errorf("briefing template %s: its output is %w; a briefing holds the task and instructions, not bulk data", name, big)
+		}
 		return "", fmt.Errorf("briefing template %s: %w", name, err)
 	}
 	// An agent started with a blank briefing would sit idle with no idea who
@@ -99,4 +112,19 @@ func Render(name, tmpl string, d Data) (string, error) {
 		return "", fmt.Errorf("briefing template %s: rendered an empty briefing; expected at least {{template %q .}}", name, CoreTemplate)
 	}
 	return b.String(), nil
+}
+
+// limitWriter fails the write that would take the output past left bytes;
+// text/template stops executing at a failed write.
+type limitWriter struct {
+	w    *strings.Builder
+	left int64
+}
+
+func (l *limitWriter) Write(p []byte) (int, error) {
+	if int64(len(p)) > l.left {
+		return 0, &readlimit.TooLargeError{Max: MaxSize}
+	}
+	l.left -= int64(len(p))
+	return l.w.Write(p)
 }

@@ -1,8 +1,11 @@
 package briefing
 
 import (
+	"errors"
 	"strings"
 	"testing"
+
+	"github.com/teamkit/teamkit/pkg/readlimit"
 )
 
 const onlyCore = `{{template "teamkit" .}}`
@@ -178,5 +181,17 @@ func TestRenderCommands(t *testing.T) {
 	}
 	if strings.Contains(render(t, onlyCore, data()), "PATH") {
 		t.Errorf("a briefing with bare command names explains full paths")
+	}
+}
+
+func TestRenderBounded(t *testing.T) {
+	_, err := Render("loop.md", `{{range 4000000}}0123456789{{end}}`, Data{Team: "t", Name: "w1"})
+	var big *readlimit.TooLargeError
+	if !errors.As(err, &big) || !strings.Contains(err.Error(), "loop.md: its output is larger than 32 MiB") {
+		t.Fatalf("Render of a 40 MB loop = %v, want a TooLargeError", err)
+	}
+	// A task at the mailbox's limit still fits, with the instructions.
+	if _, err := Render("task.md", `{{template "teamkit" .}}`, Data{Team: "t", Name: "w1", Task: strings.Repeat("x", 16<<20)}); err != nil {
+		t.Fatalf("Render of a 16 MiB task: %v", err)
 	}
 }

@@ -133,10 +133,13 @@ type App struct {
 }
 
 // Main runs app as the real process and returns the exit code for os.Exit.
-func Main(app App) int { return mainArgs(app, os.Args) }
+func Main(app App) int { return MainEnv(app, OS()) }
 
-func mainArgs(app App, args []string) int {
-	env := OS()
+// MainEnv is Main with env for the process's own (the test binary runs a
+// command with its clock skewed, as another host's may be).
+func MainEnv(app App, env *Env) int { return mainArgs(app, env, os.Args) }
+
+func mainArgs(app App, env *Env, args []string) int {
 	if code, ok := handOff(app, args, env); ok {
 		return code
 	}

@@ -45,6 +45,17 @@ func DBPath(c *cli.Context, env *Env) (path string, explicit bool) {
 	return filepath.Join(StateHome(env), "teamkit", "teamkit.db"), false
 }
 
+// RunFilesOf is what spawn.RunsDir takes to find where the mailbox's run
+// files live: teamkit's state directory, and the mailbox as an absolute
+// path (or its URL).
+func RunFilesOf(c *cli.Context, env *Env) (stateDir, dbPath string) {
+	dbPath, _ = DBPath(c, env)
+	if abs, err := filepath.Abs(dbPath); err == nil && !strings.Contains(dbPath, "://") {
+		dbPath = abs
+	}
+	return filepath.Join(StateHome(env), "teamkit"), dbPath
+}
+
 // StateHome is $XDG_STATE_HOME, else the OS's place for per-user
 // application state where it has one (%LOCALAPPDATA% on Windows), else
 // ~/.local/state (Linux, macOS, FreeBSD). A relative XDG_STATE_HOME is

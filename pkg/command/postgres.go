@@ -85,7 +85,7 @@ func postgresProgram() (string, error) {
 func MainOf(apps map[string]App) int {
 	if len(os.Args) > 1 {
 		if app, ok := apps[os.Args[1]]; ok {
-			return mainArgs(app, os.Args[1:])
+			return mainArgs(app, OS(), os.Args[1:])
 		}
 	}
 	var names []string

@@ -374,9 +374,46 @@ func note(spec Spec, format string, args ...any) {
 
 // recordExit stores the exit code. It uses a fresh context, since the run is
 // over even when the supervisor was told to stop, and retries: the exit
-// record is how spawn and stale learn the agent is gone.
+// record is how spawn and stale learn the agent is gone. When the mailbox
+// stays out of reach (an outage longer than the retries' 3 s), the code is
+// spooled beside the run's files (SpoolPath) for the next command that reads
+// the roster on this host to record (RecordSpooled), so it is never lost.
 func recordExit(db *mailbox.DB, spec Spec, code int) {
-	recordEnd(db, spec, &code)
+	if recordEnd(db, spec, &code) == nil || spec.Log == "" {
+		return
+	}
+	path := SpoolPath(filepath.Dir(spec.Log), spec.Run)
+	if err := os.WriteFile(path, []byte(strconv.Itoa(code)+"\n"), 0o600); err != nil {
+		note(spec, "could not spool the exit code either: %v", err)
+		return
+	}
+	note(spec, "exit code %d spooled in %s, to be recorded once the mailbox is back", code, path)
+}
+
+// SpoolPath is where a run's exit code waits when the supervisor could not
+// record it: "<run>.exit" among the run's files in its agent's run directory.
+func SpoolPath(runDir, run string) string { return filepath.Join(runDir, run+".exit") }
+
+// RecordSpooled records every exit code spooled under runsDir for team
+// (runsDir/team/<agent>/<run>.exit) and removes each file once recorded; one
+// that cannot be recorded yet stays for the next try. A code for a run the
+// record no longer names changes nothing (SetAgentState ignores older runs).
+func RecordSpooled(ctx context.Context, db *mailbox.DB, runsDir, team string) {
+	files, _ := filepath.Glob(filepath.Join(runsDir, team, "*", "*.exit"))
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			continue
+		}
+		code, err := strconv.Atoi(strings.TrimSpace(string(data)))
+		if err != nil {
+			continue
+		}
+		name, run := filepath.Base(filepath.Dir(f)), strings.TrimSuffix(filepath.Base(f), ".exit")
+		if db.SetAgentState(ctx, team, name, run, mailbox.StateExited, 0, &code) == nil {
+			os.Remove(f)
+		}
+	}
 }
 
 // recordEnd records the run as exited, with code when known.

@@ -108,13 +108,53 @@ func (n *nullAgent) agent() *Agent {
 	return a
 }
 
+// The agents' times (launched, updated, heartbeat) are the database's
+// clock, not the writing host's: liveness compares a heartbeat written on
+// one host with the time on another, and hosts' clocks drift apart (a skew
+// of a minute made a live agent look lost). On PostgreSQL the server stamps
+// them (clock_timestamp()) and DB.Now reads the same clock; a SQLite file
+// lives on one machine, whose clock is the only one, so there the process
+// stamps them with Options.Now.
+
+// clockSQL is the SQL for "now" in an agents write. It takes one
+// argument, d.stamp(): the process's time on SQLite, NULL on PostgreSQL,
+// where the server's clock fills it in.
+func (d *DB) clockSQL() string {
+	if c := d.be.clock(); c != "" {
+		return "COALESCE(?, " + c + ")"
+	}
+	return "?"
+}
+
+// stamp is clockSQL's argument.
+func (d *DB) stamp() any {
+	if d.be.clock() != "" {
+		return nil
+	}
+	return nanos(d.now())
+}
+
+// Now is the database's clock, the one the agents' times are written with:
+// the server's on PostgreSQL (one query), Options.Now on SQLite. Whoever
+// judges a heartbeat's age judges it by this.
+func (d *DB) Now(ctx context.Context) (time.Time, error) {
+	if d.be.clock() == "" {
+		return d.now(), nil
+	}
+	var n int64
+	if err := d.db.QueryRowContext(ctx, `SELECT `+d.be.clock()).Scan(&n); err != nil {
+		return time.Time{}, d.fail("read the database's clock", err)
+	}
+	return time.Unix(0, n).UTC(), nil
+}
+
 // RecordLaunch stores a as the agent's latest launch, replacing the last one.
 func (d *DB) RecordLaunch(ctx context.Context, a Agent) error {
-	now := nanos(d.now())
+	now := d.stamp()
 	_, err := d.db.ExecContext(ctx,
 		`INSERT INTO agents (team, name, type, task, issue, workdir, run, pid, state, exit_code, log, created_at, updated_at,
 		   host, pid_start, boot_id, heartbeat_at, heartbeat_ms, resume_of)
-		 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, ?, ?, ?, ?, ?, ?, NULL, 0, ?)
+		 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, ?, `+d.clockSQL()+`, `+d.clockSQL()+`, ?, ?, ?, NULL, 0, ?)
 		 ON CONFLICT (team, name) DO UPDATE SET
 		   type = excluded.type, task = excluded.task, issue = excluded.issue, workdir = excluded.workdir,
 		   run = excluded.run, pid = excluded.pid, state = excluded.state, exit_code = NULL,
@@ -142,9 +182,9 @@ func (d *DB) SetAgentState(ctx context.Context, team, name, run, state string, p
 	}
 	_, err := d.db.ExecContext(ctx,
 		`UPDATE agents SET state = ?, pid = CASE WHEN ? > 0 THEN ? ELSE pid END,
-		   exit_code = COALESCE(?, exit_code), updated_at = ?
+		   exit_code = COALESCE(?, exit_code), updated_at = `+d.clockSQL()+`
 		 WHERE team = ? AND name = ? AND run = ?`+guard,
-		state, pid, pid, exit, nanos(d.now()), team, name, run)
+		state, pid, pid, exit, d.stamp(), team, name, run)
 	return d.fail("update agent", err)
 }
 
@@ -152,18 +192,18 @@ func (d *DB) SetAgentState(ctx context.Context, team, name, run, state string, p
 // unless the supervisor has already recorded itself.
 func (d *DB) SetAgentPID(ctx context.Context, team, name, run string, p Process) error {
 	_, err := d.db.ExecContext(ctx,
-		`UPDATE agents SET pid = ?, pid_start = ?, boot_id = ?, host = ?, updated_at = ?
+		`UPDATE agents SET pid = ?, pid_start = ?, boot_id = ?, host = ?, updated_at = `+d.clockSQL()+`
 		 WHERE team = ? AND name = ? AND run = ? AND pid = 0`,
-		p.PID, int64(p.Start), p.Boot, p.Host, nanos(d.now()), team, name, run)
+		p.PID, int64(p.Start), p.Boot, p.Host, d.stamp(), team, name, run)
 	return d.fail("update agent", err)
 }
 
 // Heartbeat renews the run's heartbeat while it has not ended.
 func (d *DB) Heartbeat(ctx context.Context, team, name, run string) error {
 	_, err := d.db.ExecContext(ctx,
-		`UPDATE agents SET heartbeat_at = ?
+		`UPDATE agents SET heartbeat_at = `+d.clockSQL()+`
 		 WHERE team = ? AND name = ? AND run = ? AND state NOT IN ('`+StateExited+`', '`+StateFailed+`')`,
-		nanos(d.now()), team, name, run)
+		d.stamp(), team, name, run)
 	return d.fail("renew heartbeat", err)
 }
 

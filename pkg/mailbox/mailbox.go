@@ -176,13 +176,16 @@ type backend interface {
 	// lock is the named lock of team (see Lock).
 	lock(d *DB, team, key string) (*Lock, error)
 	// watch is Watch.
-	watch(ctx context.Context, d *DB, team string, deadline time.Time, check func() (bool, error)) (bool, error)
+	watch(ctx context.Context, d *DB, t topic, deadline time.Time, check func() (bool, error)) (bool, error)
 	// kindOf classifies a driver error as one of the sentinels, or nil.
 	kindOf(err error) error
 	// tables lists the mailbox's tables (not the backend's bookkeeping).
 	tables(ctx context.Context, tx *sql.Tx) ([]string, error)
 	// afterCopy readies dst after Copy inserted rows with their ids.
 	afterCopy(ctx context.Context, tx *sql.Tx) error
+	// clock is the SQL for the database's own time in Unix nanoseconds,
+	// "" when the database has no clock of its own (SQLite).
+	clock() string
 }
 
 // queryStrings runs a query of one text column.
@@ -276,7 +279,12 @@ func (d *DB) migrateRetrying(ctx context.Context, busy time.Duration) error {
 }
 
 // Close releases the database.
-func (d *DB) Close() error { return d.db.Close() }
+func (d *DB) Close() error {
+	if s, ok := d.be.(sqliteBackend); ok {
+		s.checkpoint(d)
+	}
+	return d.db.Close()
+}
 
 // Path is the database file, or the PostgreSQL URL without its password.
 func (d *DB) Path() string { return d.path }
@@ -433,7 +441,33 @@ func (d *DB) SchemaVersion(ctx context.Context) (int, error) {
 // safety poll. A waiter costs nothing while nothing happens, and notices a
 // change within milliseconds.
 func (d *DB) Watch(ctx context.Context, team string, deadline time.Time, check func() (bool, error)) (ok bool, err error) {
-	ok, err = d.be.watch(ctx, d, team, deadline, check)
+	return d.watch(ctx, topic{team: team}, deadline, check)
+}
+
+// WatchInbox is Watch for a check that reads one inbox (team/name) alone:
+// on PostgreSQL only a message to that recipient wakes it, not every write
+// of the team (another agent's mail, heartbeats), so a busy team's waiters
+// do not all re-check on every message. (A SQLite waiter wakes on any
+// change to the file, and its check is a local read.)
+func (d *DB) WatchInbox(ctx context.Context, team, name string, deadline time.Time, check func() (bool, error)) (ok bool, err error) {
+	return d.watch(ctx, topic{team: team, inbox: name}, deadline, check)
+}
+
+// topic is what a waiter waits on: a team, or one inbox of it.
+type topic struct{ team, inbox string }
+
+// wakes reports whether a notification (payload "team" or
+// "team/recipient", migration 010) may concern the waiter.
+func (t topic) wakes(payload string) bool {
+	if t.inbox != "" {
+		return payload == t.team+"/"+t.inbox
+	}
+	team, _, _ := strings.Cut(payload, "/")
+	return team == t.team
+}
+
+func (d *DB) watch(ctx context.Context, t topic, deadline time.Time, check func() (bool, error)) (ok bool, err error) {
+	ok, err = d.be.watch(ctx, d, t, deadline, check)
 	if err != nil && ctx.Err() == nil {
 		return ok, d.fail("watch mailbox", err)
 	}

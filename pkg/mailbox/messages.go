@@ -310,33 +310,67 @@ func listQuery(to string, all bool) string {
 	if !all {
 		q += ` AND read_at IS NULL`
 	}
-	return q + ` ORDER BY id`
+	return q + ` AND id > ? ORDER BY id LIMIT ?`
 }
 
 // ListEach calls fn with each of a team's messages, oldest first (unread
-// ones, or all with all set; to == "" means every recipient), reading them
-// one at a time: memory stays constant however long the history. It reads
-// from one snapshot and takes no write lock, so a slow fn delays nobody.
+// ones, or all with all set; to == "" means every recipient). It reads them
+// in batches (keyset pagination on id: at most listBatchRows messages or
+// listBatchBytes of bodies each, so memory stays bounded however long the
+// history), and calls fn only once a batch's read has ended. No read
+// transaction stays open while fn runs, so a stalled reader (inbox list
+// --all | less, left at its first page) neither delays anyone nor holds
+// back SQLite's checkpoints: the WAL grew by every message sent meanwhile.
+// A message sent while the list runs may show up at its end.
 func (d *DB) ListEach(ctx context.Context, team, to string, all bool, fn func(Message) error) error {
-	args := []any{team}
-	if to != "" {
-		args = append(args, to)
-	}
-	rows, err := d.db.QueryContext(ctx, listQuery(to, all), args...)
-	if err != nil {
-		return d.fail("list messages", err)
-	}
-	defer rows.Close()
-	for rows.Next() {
-		m, err := scanMessage(rows)
+	q := listQuery(to, all)
+	for after := int64(0); ; {
+		args := []any{team}
+		if to != "" {
+			args = append(args, to)
+		}
+		batch, err := d.listBatch(ctx, q, append(args, after, listBatchRows))
 		if err != nil {
 			return d.fail("list messages", err)
 		}
-		if err := fn(m); err != nil {
-			return err
+		for _, m := range batch {
+			if err := fn(m); err != nil {
+				return err
+			}
 		}
+		if len(batch) == 0 {
+			return nil
+		}
+		after = batch[len(batch)-1].ID
 	}
-	return d.fail("list messages", rows.Err())
+}
+
+// A list batch holds at most listBatchRows messages, and stops early once its
+// bodies pass listBatchBytes (a body may be 16 MiB).
+const (
+	listBatchRows  = 500
+	listBatchBytes = 4 << 20
+)
+
+// listBatch runs one batch's query and reads it whole, closing it before
+// anything is done with the messages.
+func (d *DB) listBatch(ctx context.Context, q string, args []any) ([]Message, error) {
+	rows, err := d.db.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []Message
+	size := 0
+	for size < listBatchBytes && rows.Next() {
+		m, err := scanMessage(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, m)
+		size += len(m.Body)
+	}
+	return out, rows.Err()
 }
 
 // Message returns one message by id.

@@ -65,7 +65,7 @@ func TestListUsesIndexes(t *testing.T) {
 		if tc.to != "" {
 			args = append(args, tc.to)
 		}
-		p := queryPlan(t, db, listQuery(tc.to, tc.all), args...)
+		p := queryPlan(t, db, listQuery(tc.to, tc.all), append(args, 0, 500)...)
 		if !strings.Contains(p, "USING INDEX "+tc.index) || strings.Contains(p, "TEMP B-TREE") {
 			t.Errorf("list (to %q, all %v) does not stream from %s:\n%s", tc.to, tc.all, tc.index, p)
 		}

@@ -93,6 +93,12 @@ func openPostgres(ctx context.Context, rawURL string, o Options) (*DB, error) {
 
 func (pgBackend) name() string { return "postgres" }
 
+// clock is the server's time: every host's agents are stamped and judged by
+// this one clock, however far the hosts' own clocks drift.
+func (pgBackend) clock() string {
+	return `(extract(epoch FROM clock_timestamp()) * 1000000000)::bigint`
+}
+
 func (pgBackend) kindOf(err error) error { return pgKind(err) }
 
 // writeLock is the key of the advisory lock that serializes inTx across
@@ -210,29 +216,50 @@ func (pgBackend) lock(d *DB, team, key string) (*Lock, error) {
 var pgSafetyPoll = 5 * time.Second
 
 // watch LISTENs on the schema's channel, to which every write to a table
-// a waiter cares about notifies its team (the triggers of migration 001),
-// and re-checks when its team's notification arrives.
-func (pgBackend) watch(ctx context.Context, d *DB, team string, deadline time.Time, check func() (bool, error)) (bool, error) {
+// a waiter cares about notifies (the triggers of migrations 001 and 010:
+// "team" for most tables, "team/recipient" for a message), and re-checks
+// when a notification for it arrives (topic.wakes).
+//
+// A server restart does not end the wait: whatever fails for want of the
+// server (the LISTEN connection, a check's query) is retried with backoff
+// until the deadline, and once listening again the check runs first, so
+// nothing sent while the connection was down is missed. Only when the
+// deadline passes with the server still away does the error come out.
+func (pgBackend) watch(ctx context.Context, d *DB, t topic, deadline time.Time, check func() (bool, error)) (bool, error) {
+	backoff := minBackoff
 	for {
-		done, err := listenOnce(ctx, d, team, deadline, check)
-		if err == nil || ctx.Err() != nil || !errors.Is(err, errListenLost) {
+		began := time.Now()
+		done, err := listenOnce(ctx, d, t, deadline, check)
+		if ctx.Err() != nil {
+			return false, ctx.Err()
+		}
+		if err == nil || !Disconnected(err) {
+			return done, err
+		}
+		if time.Since(began) > maxBackoff {
+			backoff = minBackoff // it was listening: a fresh outage
+		}
+		if !sleepUntil(ctx, deadline, backoff, nil) {
 			if ctx.Err() != nil {
 				return false, ctx.Err()
 			}
-			return done, err
+			return false, err
 		}
-		// The listening connection broke: wait a moment, then listen
-		// again (listenOnce checks first, so nothing sent meanwhile is
-		// missed).
-		if !sleepUntil(ctx, deadline, 200*time.Millisecond, nil) {
-			return false, ctx.Err()
-		}
+		backoff = min(2*backoff, maxBackoff)
 	}
 }
 
+// A waiter reconnects after minBackoff, then ever less often, up to
+// maxBackoff apart: a restart takes a second or two, and a hundred waiters
+// must not hammer a server that is coming up.
+const (
+	minBackoff = 100 * time.Millisecond
+	maxBackoff = 2 * time.Second
+)
+
 var errListenLost = errors.New("lost the listening connection")
 
-func listenOnce(ctx context.Context, d *DB, team string, deadline time.Time, check func() (bool, error)) (done bool, err error) {
+func listenOnce(ctx context.Context, d *DB, t topic, deadline time.Time, check func() (bool, error)) (done bool, err error) {
 	conn, err := d.db.Conn(ctx)
 	if err != nil {
 		return false, fmt.Errorf("%w: %w", errListenLost, err)
@@ -272,8 +299,8 @@ func listenOnce(ctx context.Context, d *DB, team string, deadline time.Time, che
 				if err != nil {
 					return driver.ErrBadConn
 				}
-				if !ok || payload == team {
-					break // the safety poll, the deadline, or our team
+				if !ok || t.wakes(payload) {
+					break // the safety poll, the deadline, or a notification for this waiter
 				}
 			}
 		}

@@ -17,15 +17,36 @@ import (
 
 	"github.com/fsnotify/fsnotify"
 	"github.com/gofrs/flock"
+	"github.com/teamkit/teamkit/pkg/readlimit"
 	"modernc.org/sqlite"
 	sqlite3 "modernc.org/sqlite/lib"
 )
 
 type sqliteBackend struct{}
 
+// walLimit is the WAL size past which a command checkpoints as it closes.
+// SQLite's own automatic checkpoint does not keep the WAL of a busy mailbox
+// bounded here (its file grew by every message while a reader was open, even
+// one between reads), so teamkit runs one itself, PASSIVE: it waits for
+// nobody, copies what no reader still needs, and lets the next writer
+// start the WAL over.
+const walLimit = 4 << 20
+
+func (sqliteBackend) checkpoint(d *DB) {
+	if st, err := os.Stat(d.path + "-wal"); err == nil && st.Size() > walLimit {
+		d.db.ExecContext(context.Background(), `PRAGMA wal_checkpoint(PASSIVE)`)
+	}
+}
+
+// clock: a SQLite file is on one machine, whose clock is the only one; its
+// times are the process's (Options.Now), which tests can set.
+func (sqliteBackend) clock() string { return "" }
+
 func openSQLite(path string, o Options) (*DB, error) {
-	if st, err := os.Stat(path); err == nil && st.IsDir() {
-		return nil, &Error{Op: "open mailbox", Path: path, Kind: ErrCorrupt, Err: errors.New("it is a directory")}
+	if st, err := os.Stat(path); err == nil && !st.Mode().IsRegular() {
+		// Opening a FIFO blocks until a writer comes (deaf to SIGTERM,
+		// which the commands catch), and a device is no mailbox either.
+		return nil, &Error{Op: "open mailbox", Path: path, Kind: ErrCorrupt, Err: fmt.Errorf("it is %s, not a regular file", readlimit.Kind(st.Mode()))}
 	}
 	if target, err := os.Readlink(path); err == nil {
 		if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
@@ -198,7 +219,7 @@ const sqliteFallbackPoll = 50 * time.Millisecond
 // when another connection commits, a few microseconds to read — only when
 // woken. check runs only when that counter moved. An idle waiter is a
 // process blocked in read(2).
-func (sqliteBackend) watch(ctx context.Context, d *DB, _ string, deadline time.Time, check func() (bool, error)) (bool, error) {
+func (sqliteBackend) watch(ctx context.Context, d *DB, _ topic, deadline time.Time, check func() (bool, error)) (bool, error) {
 	conn, err := d.db.Conn(ctx)
 	if err != nil {
 		return false, err

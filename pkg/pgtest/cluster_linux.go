@@ -71,6 +71,7 @@ func startCluster(bin string) (*server, error) {
 		}
 		s, err := launch(bin, dir, data, port, cred)
 		if err == nil {
+			s.relaunch = func() (*server, error) { return launch(bin, dir, data, port, cred) }
 			s.base = &url.URL{Scheme: "postgres", User: url.UserPassword("teamkit", password),
 				Host: net.JoinHostPort("127.0.0.1", strconv.Itoa(port)), Path: "/postgres", RawQuery: "sslmode=disable"}
 			if err = s.ready(); err == nil {

@@ -63,6 +63,8 @@ type server struct {
 	dir  string
 	log  string
 	exit chan struct{}
+	// relaunch starts the postmaster again on the same port and data.
+	relaunch func() (*server, error)
 }
 
 // TestingM is what Run needs of *testing.M.
@@ -147,15 +149,20 @@ func Stop() {
 	if srv == nil || srv.proc == nil {
 		return
 	}
-	srv.proc.Process.Signal(syscall.SIGINT) // fast shutdown
-	select {
-	case <-srv.exit:
-	case <-time.After(60 * time.Second):
-		srv.proc.Process.Kill()
-		<-srv.exit
-	}
-	os.RemoveAll(srv.dir)
+	srv.remove()
 	srv = nil
+}
+
+// remove stops the server and removes its directory.
+func (s *server) remove() {
+	s.proc.Process.Signal(syscall.SIGINT) // fast shutdown
+	select {
+	case <-s.exit:
+	case <-time.After(60 * time.Second):
+		s.proc.Process.Kill()
+		<-s.exit
+	}
+	os.RemoveAll(s.dir)
 }
 
 func start() (*server, error) {

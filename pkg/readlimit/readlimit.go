@@ -32,7 +32,7 @@ type NotRegularError struct {
 }
 
 func (e *NotRegularError) Error() string {
-	return fmt.Sprintf("%s: is %s, not a regular file", e.Path, kind(e.Mode))
+	return fmt.Sprintf("%s: is %s, not a regular file", e.Path, Kind(e.Mode))
 }
 
 // Read reads r to its end, at most max bytes: once more come it stops, one
@@ -104,8 +104,8 @@ func Size(n int64) string {
 	return fmt.Sprintf("%d bytes", n)
 }
 
-// kind names a file type that is not regular.
-func kind(m fs.FileMode) string {
+// Kind names a file type that is not regular: "a FIFO", "a directory".
+func Kind(m fs.FileMode) string {
 	switch {
 	case m&fs.ModeDir != 0:
 		return "a directory"

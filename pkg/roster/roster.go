@@ -11,7 +11,8 @@
 // never trusted, since the kernel reuses it. On any other host a pid means
 // nothing, so the answer is the age of the heartbeat the supervisor renews:
 // fresh is running (host=H), stale is lost (the host or the supervisor died
-// without recording an exit).
+// without recording an exit). The age is measured on the database's clock,
+// which also stamps the heartbeat (At), so no host's clock enters into it.
 package roster
 
 import (
@@ -65,7 +66,15 @@ func HostName(getenv func(string) string) string {
 // Here is the point of view a run is judged from.
 type Here struct {
 	Host string
-	Now  time.Time
+	// Now is the database's clock (At), the one heartbeats are written
+	// with, never this host's own: hosts' clocks drift apart.
+	Now time.Time
+}
+
+// At is the point of view of host, now by db's clock (mailbox.DB.Now).
+func At(ctx context.Context, db *mailbox.DB, host string) (Here, error) {
+	now, err := db.Now(ctx)
+	return Here{Host: host, Now: now}, err
 }
 
 // Liveness is what Judge says of a run not recorded as ended.

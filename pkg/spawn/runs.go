@@ -32,6 +32,20 @@ func AgentRunDir(runsDir, team, name string) string {
 	return filepath.Join(runsDir, team, name)
 }
 
+// Runs lists the runs of one agent launched from this host into runsDir
+// (each leaves its files there), by run id.
+func Runs(runsDir, team, name string) []string {
+	entries, _ := os.ReadDir(AgentRunDir(runsDir, team, name))
+	var out []string
+	for _, e := range entries {
+		run, _, ok := strings.Cut(e.Name(), ".")
+		if ok && !e.IsDir() && (len(out) == 0 || out[len(out)-1] != run) {
+			out = append(out, run)
+		}
+	}
+	return out
+}
+
 // OldRunFiles lists the run files of agent a that are older than cutoff:
 // every file of an earlier run last written before cutoff, and those of the
 // current run too once the agent has exited (or failed to start) before

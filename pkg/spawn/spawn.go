@@ -394,10 +394,13 @@ func watch(ctx context.Context, db *mailbox.DB, t *agenttype.Type, req Request, 
 			next = deadline
 		}
 		ok, err = db.Watch(ctx, req.Team, next, check)
-		if err != nil || ok || !time.Now().Before(deadline) {
-			break
+		if err == nil && !ok && time.Now().Before(deadline) {
+			ok, err = check()
 		}
-		if ok, err = check(); err != nil || ok {
+		if mailbox.Disconnected(err) && time.Now().Before(deadline) && ctx.Err() == nil {
+			continue // the server is restarting: Watch reconnects with backoff
+		}
+		if err != nil || ok || !time.Now().Before(deadline) {
 			break
 		}
 	}
@@ -469,7 +472,10 @@ func stopLive(ctx context.Context, db *mailbox.DB, req Request) error {
 	if err != nil {
 		return err
 	}
-	here := roster.Here{Host: req.Host, Now: time.Now()}
+	here, err := roster.At(ctx, db, req.Host)
+	if err != nil {
+		return err
+	}
 	if a.State != mailbox.StateExited && a.State != mailbox.StateFailed && roster.Judge(a, here).Live && !req.Replace {
 		return fmt.Errorf("%w: %s/%s (run %s, %s); pass --replace to stop it and start again", ErrAlive, req.Team, req.Name, a.Run, roster.Describe(&a, nil, here))
 	}

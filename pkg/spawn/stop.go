@@ -30,6 +30,10 @@ type StopOptions struct {
 	Grace time.Duration
 	// Run, when set, stops only that run (a timed-out spawn stops its own).
 	Run string
+	// RunsDir, when set, is where this host's runs of the mailbox keep
+	// their files: copies of the agent this host started that the record
+	// no longer names are found through it and stopped too (Strays).
+	RunsDir string
 }
 
 // Stop ends the agent's latest run: SIGTERM to every process of the run
@@ -39,6 +43,10 @@ type StopOptions struct {
 // and leave. Nothing is signalled unless the recorded supervisor's exact
 // identity (pid, start time, boot id) is alive, or the processes carry the
 // run's marker; a pid now held by another process is never touched.
+//
+// With RunsDir set, it first stops this host's strays (Strays), whatever
+// the record says; when it stopped one and the record names nothing this
+// host can stop, it returns the stray's run as stopped.
 //
 // It returns the record afterwards; ErrNotRunning when nothing of the run
 // was running, ErrRemote for a run on another host (its processes can only
@@ -55,7 +63,8 @@ func Stop(ctx context.Context, db *mailbox.DB, team, name string, o StopOptions)
 	return got[0], errs[0]
 }
 
-// StopAll is Stop for every agent of agents (records of one team) at once:
+// StopAll is Stop for every agent of agents (records of one team) at once
+// (strays included, when o.RunsDir is set):
 // SIGTERM to all their processes, found in one pass over /proc, then one
 // grace for them all, SIGKILL to what remains, then one wait for the
 // supervisors' exit records. 200 agents stop in about the grace, where
@@ -67,7 +76,27 @@ func StopAll(ctx context.Context, db *mailbox.DB, agents []mailbox.Agent, o Stop
 	}
 	out := append([]mailbox.Agent(nil), agents...)
 	errs := make([]error, len(agents))
-	here := roster.Here{Host: o.Host, Now: time.Now()}
+	here, err := roster.At(ctx, db, o.Host)
+	if err != nil {
+		for i := range errs {
+			errs[i] = err
+		}
+		return out, errs
+	}
+	strays := stopStrays(agents, o)
+	defer func() {
+		for i, runs := range strays {
+			if len(runs) > 0 && (errors.Is(errs[i], ErrNotRunning) || errors.Is(errs[i], ErrRemote)) {
+				// The record is another host's run, or nothing live: what
+				// this host stopped is the answer. A stray's supervisor
+				// cannot record its exit (the record names another run), so
+				// the code is unknown.
+				s := agents[i]
+				s.Run, s.Host, s.State, s.ExitCode = runs[len(runs)-1], o.Host, mailbox.StateExited, nil
+				out[i], errs[i] = s, nil
+			}
+		}
+	}()
 	// Each stoppable agent's processes, and whether its supervisor was
 	// just seen alive.
 	var groups proc.Groups
@@ -208,6 +237,43 @@ func LastOutput(log string, n int) []string {
 	}
 	if len(out) > n {
 		out = out[len(out)-n:]
+	}
+	return out
+}
+
+// stopStrays stops, all at once, this host's strays (Strays) of each agent
+// of agents, when o names the runs' directory and no one run: the runs
+// stopped, by agent.
+func stopStrays(agents []mailbox.Agent, o StopOptions) [][]string {
+	out := make([][]string, len(agents))
+	if o.Run != "" || o.RunsDir == "" {
+		return out
+	}
+	var groups proc.Groups
+	for i, a := range agents {
+		out[i] = Strays(o.RunsDir, a)
+		for _, run := range out[i] {
+			groups = append(groups, proc.Group{Marker: launch.Marker(run)})
+		}
+	}
+	if len(groups) > 0 {
+		groups.Stop(o.Grace)
+	}
+	return out
+}
+
+// Strays are the runs of a's agent that this host started (their files are
+// in runsDir) other than the one the record names, whose processes still
+// run: a copy left behind when another host judged it lost (its heartbeats
+// stopped reaching the database: a partition, a stopped supervisor) and
+// launched a new one over its record. Only this host can stop it, and no
+// record leads to it any more.
+func Strays(runsDir string, a mailbox.Agent) []string {
+	var out []string
+	for _, run := range Runs(runsDir, a.Team, a.Name) {
+		if run != a.Run && len(proc.Group{Marker: launch.Marker(run)}.Members()) > 0 {
+			out = append(out, run)
+		}
 	}
 	return out
 }

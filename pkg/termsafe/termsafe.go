@@ -34,9 +34,14 @@ func Bidi(r rune) bool {
 // invisible format characters (U+200B zero width space, U+2060 word joiner,
 // U+FEFF, the soft hyphen, the tag characters U+E0000–U+E007F that can spell
 // out a hidden text), the line and paragraph separators U+2028 and U+2029,
-// and the supplementary variation selectors (U+E0100–U+E01EF, which can
-// likewise carry hidden bytes). The zero width joiner and non-joiner stay:
-// emoji sequences and several scripts are written with them.
+// the variation selectors (U+FE00–U+FE0F and the supplementary
+// U+E0100–U+E01EF: a run of them after one visible character carries hidden
+// bytes, one per selector), the combining grapheme joiner U+034F and the
+// Hangul fillers (U+115F, U+1160, U+3164, U+FFA0), which are letters that
+// draw as blank space. An emoji's presentation selector U+FE0F is shown
+// escaped too: the emoji still reads, and a hidden payload cannot hide in
+// it. The zero width joiner and non-joiner stay: emoji sequences and
+// several scripts are written with them.
 func unsafe(r rune) bool {
 	switch {
 	case r == '\n' || r == '\t':
@@ -49,7 +54,9 @@ func unsafe(r rune) bool {
 		return true
 	case r == 0x200c || r == 0x200d:
 		return false
-	case r == 0x2028 || r == 0x2029, r >= 0xe0100 && r <= 0xe01ef:
+	case r == 0x2028 || r == 0x2029, r >= 0xfe00 && r <= 0xfe0f, r >= 0xe0100 && r <= 0xe01ef:
+		return true
+	case r == 0x034f, r == 0x115f || r == 0x1160, r == 0x3164, r == 0xffa0:
 		return true
 	}
 	return Bidi(r) || unicode.Is(unicode.Cf, r)

@@ -20,8 +20,13 @@ func TestEscape(t *testing.T) {
 		"line\u2028para\u2029":          `line\u2028para\u2029`,
 		"hi\U000e0041\U000e0042":        `hi\U000e0041\U000e0042`,
 		"x\U000e0100":                   `x\U000e0100`,
-		// Joiners build emoji and words; variation selectors pick glyphs.
-		"👩\u200d💻 \u2764\ufe0f": "👩\u200d💻 \u2764\ufe0f",
+		// Variation selectors can carry hidden bytes, one per selector,
+		// and the fillers and the grapheme joiner draw nothing.
+		"a\ufe00\ufe0f\U000e01ef":           `a\ufe00\ufe0f\U000e01ef`,
+		"\u2764\ufe0f":                      "\u2764" + `\ufe0f`,
+		"x\u3164y\u034fz\u115f\u1160\uffa0": `x\u3164y\u034fz\u115f\u1160\uffa0`,
+		// Joiners build emoji and words.
+		"👩\u200d💻": "👩\u200d💻",
 	} {
 		if got := Escape(in); got != want {
 			t.Errorf("Escape(%q) = %q, want %q", in, got, want)

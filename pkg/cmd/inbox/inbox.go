@@ -377,7 +377,7 @@ func runDrain(c *cli.Context, env *command.Env) error {
 	}
 	command.NoteUnknownTeam(c.Context, env, "inbox", db, team)
 	stop := command.Progress(env, "waiting for a message")
-	got, err := db.Watch(c.Context, team, time.Now().Add(wait), once)
+	got, err := db.WatchInbox(c.Context, team, name, time.Now().Add(wait), once)
 	stop()
 	if err != nil {
 		return err

@@ -3,8 +3,6 @@ package inbox
 import (
 	"fmt"
 	"os"
-	"path/filepath"
-	"strings"
 
 	"github.com/urfave/cli/v2"
 
@@ -45,11 +43,7 @@ func runPrune(c *cli.Context, env *command.Env) error {
 	if err != nil {
 		return err
 	}
-	dbPath, _ := command.DBPath(c, env)
-	if abs, err := filepath.Abs(dbPath); err == nil && !strings.Contains(dbPath, "://") {
-		dbPath = abs
-	}
-	runsDir := spawn.RunsDir(filepath.Join(command.StateHome(env), "teamkit"), dbPath)
+	runsDir := spawn.RunsDir(command.RunFilesOf(c, env))
 	files := []string{}
 	for _, a := range agents {
 		f, err := spawn.OldRunFiles(runsDir, a, cutoff)

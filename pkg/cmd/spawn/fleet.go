@@ -13,8 +13,10 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/teamkit/teamkit/pkg/command"
+	"github.com/teamkit/teamkit/pkg/launch"
 	"github.com/teamkit/teamkit/pkg/mailbox"
 	"github.com/teamkit/teamkit/pkg/roster"
+	"github.com/teamkit/teamkit/pkg/spawn"
 	"github.com/teamkit/teamkit/pkg/text"
 )
 
@@ -91,7 +93,12 @@ func runList(c *cli.Context, env *command.Env) error {
 		return err
 	}
 	defer db.Close()
-	entries, err := roster.Team(c.Context, db, team, roster.Here{Host: roster.HostName(env.Getenv), Now: env.Now()})
+	launch.RecordSpooled(c.Context, db, spawn.RunsDir(command.RunFilesOf(c, env)), team)
+	here, err := roster.At(c.Context, db, roster.HostName(env.Getenv))
+	if err != nil {
+		return err
+	}
+	entries, err := roster.Team(c.Context, db, team, here)
 	if err != nil {
 		return err
 	}
@@ -207,7 +214,11 @@ func follow(ctx context.Context, db *mailbox.DB, f *os.File, a mailbox.Agent, w 
 		if err != nil {
 			return err
 		}
-		state, _ := roster.State(&now, nil, roster.Here{Host: host, Now: time.Now()})
+		here, err := roster.At(ctx, db, host)
+		if err != nil {
+			return err
+		}
+		state, _ := roster.State(&now, nil, here)
 		ended := now.Run != a.Run || !(state == roster.Running || state == roster.Ready || state == roster.Starting)
 		if _, err := io.Copy(w, f); err != nil {
 			return err

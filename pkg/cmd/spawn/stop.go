@@ -72,7 +72,8 @@ func stop(c *cli.Context, env *command.Env) error {
 		return err
 	}
 	defer db.Close()
-	o := spawn.StopOptions{Host: roster.HostName(env.Getenv), Grace: grace}
+	o := spawn.StopOptions{Host: roster.HostName(env.Getenv), Grace: grace, RunsDir: spawn.RunsDir(command.RunFilesOf(c, env))}
+	launch.RecordSpooled(c.Context, db, o.RunsDir, team)
 	var got []mailbox.Agent
 	var errs []error
 	if c.Bool("all") {

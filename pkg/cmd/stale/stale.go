@@ -20,8 +20,10 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/teamkit/teamkit/pkg/command"
+	"github.com/teamkit/teamkit/pkg/launch"
 	"github.com/teamkit/teamkit/pkg/mailbox"
 	"github.com/teamkit/teamkit/pkg/roster"
+	"github.com/teamkit/teamkit/pkg/spawn"
 	"github.com/teamkit/teamkit/pkg/text"
 )
 
@@ -96,8 +98,12 @@ func run(c *cli.Context, env *command.Env) error {
 		return err
 	}
 	defer db.Close()
+	launch.RecordSpooled(c.Context, db, spawn.RunsDir(command.RunFilesOf(c, env)), team)
 	now := env.Now()
-	here := roster.Here{Host: roster.HostName(env.Getenv), Now: now}
+	here, err := roster.At(c.Context, db, roster.HostName(env.Getenv))
+	if err != nil {
+		return err
+	}
 	msgs, err := db.Stale(c.Context, team, to, now.Add(-time.Duration(mins*float64(time.Minute))))
 	if err != nil {
 		return err
