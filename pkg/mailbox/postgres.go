@@ -30,6 +30,9 @@ type PostgresClient interface {
 	// failed: PhaseUnreachable, PhaseTLS or PhaseLogin; "" when err is
 	// not such a failure.
 	ConnectPhase(err error) string
+	// SafeToRetry reports an error that came before the statement could
+	// reach the server, so nothing of it happened.
+	SafeToRetry(err error) bool
 	// Listen LISTENs on channel on a connection (what sql.Conn.Raw
 	// hands out).
 	Listen(ctx context.Context, conn any, channel string) (PostgresListener, error)

@@ -68,6 +68,8 @@ func (client) ErrorCode(err error) string {
 	return ""
 }
 
+func (client) SafeToRetry(err error) bool { return pgconn.SafeToRetry(err) }
+
 func (client) ConnectPhase(err error) string {
 	var ce *pgconn.ConnectError
 	if !errors.As(err, &ce) {
