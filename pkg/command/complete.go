@@ -2,10 +2,8 @@ package command
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"regexp"
 	"slices"
@@ -25,9 +23,13 @@ import (
 const CompleteFlag = "--generate-bash-completion"
 
 // partialKey holds, in the app's Metadata, the flag being typed ("--" for
-// "inbox t w --<TAB>"), kept from urfave/cli: a "--" argument would switch
-// its completion off.
+// "inbox t w --<TAB>") or teamValue, kept from urfave/cli: a "--" argument
+// would switch its completion off.
 const partialKey = "teamkit-complete-partial"
+
+// teamValue, as the partial word, means the word being typed is --team's
+// value.
+const teamValue = "\x00team"
 
 // complete prints the completions of the command line args (without
 // CompleteFlag), one a line. It never fails and never writes to stderr: a
@@ -46,10 +48,8 @@ func complete(ctx context.Context, app App, env *Env, args []string) int {
 		words = words[:n-1]
 	}
 	if n := len(words); n > 0 && words[n-1] == "--team" && partial == "" {
-		// "spawn claude w1 --team <TAB>", "ask --team <TAB>"
-		a.Action = func(c *cli.Context) error { printWords(c, teamWords(c, &quiet)); return nil }
-		_ = a.RunContext(ctx, []string{a.Name})
-		return ExitOK
+		// "spawn claude w1 --team <TAB>", "ask --team <TAB>": a team.
+		partial, words = teamValue, words[:n-1]
 	}
 	norm, _ := normalize(a, "", append([]string{a.Name}, words...))
 	if slices.Contains(norm, "--") {
@@ -83,7 +83,12 @@ func complete(ctx context.Context, app App, env *Env, args []string) int {
 func completeHook(env *Env, argsUsage string, verbs []*cli.Command) cli.BashCompleteFunc {
 	kinds := argKinds.FindAllStringSubmatch(argsUsage, -1)
 	return func(c *cli.Context) {
-		if p, _ := c.App.Metadata[partialKey].(string); p != "" {
+		p, _ := c.App.Metadata[partialKey].(string)
+		if p == teamValue {
+			printWords(c, teamWords(c, env))
+			return
+		}
+		if p != "" {
 			printWords(c, flagWords(c.Command.VisibleFlags()))
 			return
 		}
@@ -125,7 +130,7 @@ func printWords(c *cli.Context, words []string) {
 func withMailbox(c *cli.Context, env *Env, f func(context.Context, *mailbox.DB) ([]string, error)) []string {
 	path, _ := DBPath(c, env)
 	if !mailbox.IsPostgres(path) {
-		if st, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) || err != nil || !st.Mode().IsRegular() {
+		if st, err := os.Stat(path); err != nil || !st.Mode().IsRegular() {
 			return nil
 		}
 	}
