@@ -130,6 +130,9 @@ type Hinter interface{ Hint() string }
 type App struct {
 	Build   func(env *Env) *cli.App
 	Default string
+	// Types lists the agent types a <type> argument completes to (spawn's);
+	// a field, so that only spawn links the types.
+	Types func(env *Env) []string
 }
 
 // Main runs app as the real process and returns the exit code for os.Exit.

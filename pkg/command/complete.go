@@ -12,7 +12,6 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/teamkit/teamkit/pkg/agenttype"
 	"github.com/teamkit/teamkit/pkg/mailbox"
 )
 
@@ -63,11 +62,11 @@ func complete(ctx context.Context, app App, env *Env, args []string) int {
 		// "inbox <TAB>": the verbs, and the implied verb's first word.
 		rootUsage = d.ArgsUsage
 	}
-	a.BashComplete = completeHook(&quiet, rootUsage, a.VisibleCommands())
+	a.BashComplete = completeHook(&quiet, app.Types, rootUsage, a.VisibleCommands())
 	var hook func([]*cli.Command)
 	hook = func(cs []*cli.Command) {
 		for _, c := range cs {
-			c.BashComplete = completeHook(&quiet, c.ArgsUsage, c.VisibleCommands())
+			c.BashComplete = completeHook(&quiet, app.Types, c.ArgsUsage, c.VisibleCommands())
 			hook(c.Subcommands)
 		}
 	}
@@ -79,8 +78,8 @@ func complete(ctx context.Context, app App, env *Env, args []string) int {
 // completeHook completes one command's next word: its flags when a flag is
 // being typed, else its verbs (before any positional) and what its
 // ArgsUsage names at that position — <team> a team, <name> or <to> an agent
-// of the team given before it, <type> an agent type.
-func completeHook(env *Env, argsUsage string, verbs []*cli.Command) cli.BashCompleteFunc {
+// of the team given before it, <type> an agent type (App.Types).
+func completeHook(env *Env, types func(*Env) []string, argsUsage string, verbs []*cli.Command) cli.BashCompleteFunc {
 	kinds := argKinds.FindAllStringSubmatch(argsUsage, -1)
 	return func(c *cli.Context) {
 		p, _ := c.App.Metadata[partialKey].(string)
@@ -108,7 +107,9 @@ func completeHook(env *Env, argsUsage string, verbs []*cli.Command) cli.BashComp
 					out = append(out, agentWords(c, env, args[t])...)
 				}
 			case "type":
-				out = append(out, typeWords(env)...)
+				if types != nil {
+					out = append(out, types(env)...)
+				}
 			}
 		}
 		printWords(c, out)
@@ -164,19 +165,4 @@ func agentWords(c *cli.Context, env *Env, team string) []string {
 		}
 		return out, err
 	})
-}
-
-// typeWords are the types on the types path, built-in ones included.
-func typeWords(env *Env) []string {
-	list, err := agenttype.NewFinder(env.Getenv).List()
-	if err != nil {
-		return nil
-	}
-	var out []string
-	for _, l := range list {
-		if !l.Shadowed {
-			out = append(out, l.Name)
-		}
-	}
-	return out
 }
