@@ -31,3 +31,11 @@ complete -c ask -n '__fish_seen_subcommand_from answer' -f -l db -r -d 'mailbox:
 complete -c ask -n '__fish_seen_subcommand_from answer' -f -l json -d 'print JSON, one object per line'
 complete -c ask -n '__fish_seen_subcommand_from completion' -f -l help -s h -d 'show help'
 complete -r -c ask -n '__fish_ask_no_subcommand' -a 'completion' -d 'print the bash, zsh, fish completion script'
+
+# Teams, agents and types come from ask itself.
+function __fish_teamkit_ask
+    set -l cur (commandline -ct)
+    string match -q -- '-*' $cur; and return
+    ask (commandline -opc)[2..-1] "$cur" --generate-bash-completion 2>/dev/null
+end
+complete -c ask -f -a '(__fish_teamkit_ask)'

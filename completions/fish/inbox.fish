@@ -47,3 +47,11 @@ complete -c inbox -n '__fish_seen_subcommand_from copy' -f -l db -r -d 'mailbox:
 complete -c inbox -n '__fish_seen_subcommand_from copy' -f -l json -d 'print JSON, one object per line'
 complete -c inbox -n '__fish_seen_subcommand_from completion' -f -l help -s h -d 'show help'
 complete -r -c inbox -n '__fish_inbox_no_subcommand' -a 'completion' -d 'print the bash, zsh, fish completion script'
+
+# Teams, agents and types come from inbox itself.
+function __fish_teamkit_inbox
+    set -l cur (commandline -ct)
+    string match -q -- '-*' $cur; and return
+    inbox (commandline -opc)[2..-1] "$cur" --generate-bash-completion 2>/dev/null
+end
+complete -c inbox -f -a '(__fish_teamkit_inbox)'

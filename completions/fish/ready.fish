@@ -28,3 +28,11 @@ complete -c ready -n '__fish_seen_subcommand_from clear' -f -l db -r -d 'mailbox
 complete -c ready -n '__fish_seen_subcommand_from clear' -f -l json -d 'print JSON, one object per line'
 complete -c ready -n '__fish_seen_subcommand_from completion' -f -l help -s h -d 'show help'
 complete -r -c ready -n '__fish_ready_no_subcommand' -a 'completion' -d 'print the bash, zsh, fish completion script'
+
+# Teams, agents and types come from ready itself.
+function __fish_teamkit_ready
+    set -l cur (commandline -ct)
+    string match -q -- '-*' $cur; and return
+    ready (commandline -opc)[2..-1] "$cur" --generate-bash-completion 2>/dev/null
+end
+complete -c ready -f -a '(__fish_teamkit_ready)'

@@ -28,3 +28,11 @@ complete -c resume -n '__fish_seen_subcommand_from unpause' -f -l db -r -d 'mail
 complete -c resume -n '__fish_seen_subcommand_from unpause' -f -l json -d 'print JSON, one object per line'
 complete -c resume -n '__fish_seen_subcommand_from completion' -f -l help -s h -d 'show help'
 complete -r -c resume -n '__fish_resume_no_subcommand' -a 'completion' -d 'print the bash, zsh, fish completion script'
+
+# Teams, agents and types come from resume itself.
+function __fish_teamkit_resume
+    set -l cur (commandline -ct)
+    string match -q -- '-*' $cur; and return
+    resume (commandline -opc)[2..-1] "$cur" --generate-bash-completion 2>/dev/null
+end
+complete -c resume -f -a '(__fish_teamkit_resume)'

@@ -38,3 +38,11 @@ complete -c spawn -n '__fish_seen_subcommand_from stop' -f -l db -r -d 'mailbox:
 complete -c spawn -n '__fish_seen_subcommand_from stop' -f -l json -d 'print JSON, one object per line'
 complete -c spawn -n '__fish_seen_subcommand_from completion' -f -l help -s h -d 'show help'
 complete -r -c spawn -n '__fish_spawn_no_subcommand' -a 'completion' -d 'print the bash, zsh, fish completion script'
+
+# Teams, agents and types come from spawn itself.
+function __fish_teamkit_spawn
+    set -l cur (commandline -ct)
+    string match -q -- '-*' $cur; and return
+    spawn (commandline -opc)[2..-1] "$cur" --generate-bash-completion 2>/dev/null
+end
+complete -c spawn -f -a '(__fish_teamkit_spawn)'

@@ -17,3 +17,11 @@ complete -c stale -n '__fish_stale_no_subcommand' -f -l help -s h -d 'show help'
 complete -c stale -n '__fish_stale_no_subcommand' -f -l version -d 'print the version and exit'
 complete -c stale -n '__fish_seen_subcommand_from completion' -f -l help -s h -d 'show help'
 complete -r -c stale -n '__fish_stale_no_subcommand' -a 'completion' -d 'print the bash, zsh, fish completion script'
+
+# Teams, agents and types come from stale itself.
+function __fish_teamkit_stale
+    set -l cur (commandline -ct)
+    string match -q -- '-*' $cur; and return
+    stale (commandline -opc)[2..-1] "$cur" --generate-bash-completion 2>/dev/null
+end
+complete -c stale -f -a '(__fish_teamkit_stale)'

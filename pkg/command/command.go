@@ -130,6 +130,9 @@ type Hinter interface{ Hint() string }
 type App struct {
 	Build   func(env *Env) *cli.App
 	Default string
+	// Types lists the agent types a <type> argument completes to (spawn's);
+	// a field, so that only spawn links the types.
+	Types func(env *Env) []string
 }
 
 // Main runs app as the real process and returns the exit code for os.Exit.
@@ -154,6 +157,9 @@ func mainArgs(app App, env *Env, args []string) int {
 // Run runs app with args (args[0] is the program name) and returns the exit
 // code. It never exits the process.
 func Run(ctx context.Context, app App, env *Env, args []string) int {
+	if n := len(args); n > 1 && args[n-1] == CompleteFlag {
+		return complete(ctx, app, env, args[:n-1])
+	}
 	a := prepare(app, env)
 	name := a.Name
 	if len(args) > 2 && args[1] == "help" && a.Command(args[2]) == nil {

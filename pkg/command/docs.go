@@ -3,7 +3,6 @@ package command
 import (
 	"fmt"
 	"io"
-	"sort"
 	"strings"
 
 	"github.com/urfave/cli/v2"
@@ -37,70 +36,49 @@ func CompletionPath(name, shell string) string {
 	return "completions/bash/" + name
 }
 
-// Completion is the completion script of a for shell: its verbs, and the
-// flags of the command and of each verb.
+// Completion is the completion script of a for shell. Every Tab asks the
+// command itself (CompleteFlag) for the next words — verbs, flags, and the
+// teams, agents and types it reads from the mailbox and the types path —
+// so the script stays the same while the mailbox changes.
 func Completion(a *cli.App, shell string) (string, error) {
-	switch shell {
-	case "fish":
-		return a.ToFishCompletion()
-	case "bash", "zsh":
-	default:
-		return "", Usagef("unknown shell %q (want %s)", shell, strings.Join(Shells, ", "))
-	}
-	verbs := map[string][]string{} // verb ("" for none) → words
-	var names []string
-	for _, c := range a.VisibleCommands() {
-		names = append(names, c.Name)
-		verbs[c.Name] = flagWords(c.VisibleFlags())
-	}
-	verbs[""] = append(append([]string{}, names...), flagWords(a.VisibleFlags())...)
-	keys := make([]string, 0, len(verbs))
-	for k := range verbs {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
 	fn := "_teamkit_" + a.Name
 	var b strings.Builder
-	if shell == "zsh" {
-		fmt.Fprintf(&b, "#compdef %s\n", a.Name)
-	}
-	fmt.Fprintf(&b, "# %s completion for %s (teamkit), generated from its command definitions by `make docs`.\n", shell, a.Name)
-	if shell == "bash" {
-		fmt.Fprintf(&b, "# Install: copy to /usr/share/bash-completion/completions/%s, or source it from ~/.bashrc.\n", a.Name)
-		fmt.Fprintf(&b, "%s() {\n\tlocal cur=${COMP_WORDS[COMP_CWORD]} verb= i\n", fn)
-		fmt.Fprintf(&b, "\tfor ((i = 1; i < COMP_CWORD; i++)); do\n\t\tcase ${COMP_WORDS[i]} in %s) verb=${COMP_WORDS[i]}; break ;; esac\n\tdone\n", alternatives(names))
-		b.WriteString("\tlocal words\n\tcase $verb in\n")
-		for _, k := range keys {
-			fmt.Fprintf(&b, "\t%s) words=%q ;;\n", caseLabel(k), strings.Join(verbs[k], " "))
+	switch shell {
+	case "fish":
+		static, err := a.ToFishCompletion()
+		if err != nil {
+			return "", err
 		}
-		b.WriteString("\tesac\n\tCOMPREPLY=($(compgen -W \"$words\" -- \"$cur\"))\n}\n")
+		b.WriteString(static)
+		fmt.Fprintf(&b, "\n# Teams, agents and types come from %s itself.\n", a.Name)
+		fmt.Fprintf(&b, "function __fish%s\n", fn)
+		b.WriteString("    set -l cur (commandline -ct)\n")
+		b.WriteString("    string match -q -- '-*' $cur; and return\n")
+		fmt.Fprintf(&b, "    %s (commandline -opc)[2..-1] \"$cur\" %s 2>/dev/null\n", a.Name, CompleteFlag)
+		b.WriteString("end\n")
+		fmt.Fprintf(&b, "complete -c %s -f -a '(__fish%s)'\n", a.Name, fn)
+		return b.String(), nil
+	case "bash":
+		fmt.Fprintf(&b, "# bash completion for %s (teamkit), generated from its command definitions by `make docs`.\n", a.Name)
+		fmt.Fprintf(&b, "# Install: copy to ~/.local/share/bash-completion/completions/%s, or source it from ~/.bashrc.\n", a.Name)
+		fmt.Fprintf(&b, "%s() {\n", fn)
+		b.WriteString("\tlocal cur=${COMP_WORDS[COMP_CWORD]} words\n")
+		fmt.Fprintf(&b, "\twords=$(\"${COMP_WORDS[0]}\" \"${COMP_WORDS[@]:1:COMP_CWORD}\" %s 2>/dev/null)\n", CompleteFlag)
+		b.WriteString("\tCOMPREPLY=($(compgen -W \"$words\" -- \"$cur\"))\n}\n")
 		fmt.Fprintf(&b, "complete -o default -F %s %s\n", fn, a.Name)
 		return b.String(), nil
+	case "zsh":
+		fmt.Fprintf(&b, "#compdef %s\n", a.Name)
+		fmt.Fprintf(&b, "# zsh completion for %s (teamkit), generated from its command definitions by `make docs`.\n", a.Name)
+		fmt.Fprintf(&b, "# Install: copy to a directory on $fpath as _%s, then run compinit.\n", a.Name)
+		fmt.Fprintf(&b, "%s() {\n", fn)
+		b.WriteString("\tlocal -a opts\n")
+		fmt.Fprintf(&b, "\topts=(${(f)\"$(\"${words[1]}\" \"${(@)words[2,CURRENT-1]}\" \"$PREFIX\" %s 2>/dev/null)\"})\n", CompleteFlag)
+		b.WriteString("\tif (( ${#opts} )); then\n\t\tcompadd -a opts\n\telse\n\t\t_files\n\tfi\n}\n")
+		fmt.Fprintf(&b, "%s \"$@\"\n", fn)
+		return b.String(), nil
 	}
-	fmt.Fprintf(&b, "# Install: copy to a directory on $fpath as _%s, then run compinit.\n", a.Name)
-	fmt.Fprintf(&b, "%s() {\n\tlocal verb= w\n", fn)
-	fmt.Fprintf(&b, "\tfor w in ${words[2,CURRENT-1]}; do\n\t\tcase $w in %s) verb=$w; break ;; esac\n\tdone\n", alternatives(names))
-	b.WriteString("\tcase $verb in\n")
-	for _, k := range keys {
-		fmt.Fprintf(&b, "\t%s) compadd -- %s ;;\n", caseLabel(k), strings.Join(verbs[k], " "))
-	}
-	b.WriteString("\tesac\n\t_files\n}\n")
-	fmt.Fprintf(&b, "%s \"$@\"\n", fn)
-	return b.String(), nil
-}
-
-func alternatives(names []string) string {
-	if len(names) == 0 {
-		return "__none__"
-	}
-	return strings.Join(names, "|")
-}
-
-func caseLabel(verb string) string {
-	if verb == "" {
-		return `""`
-	}
-	return verb
+	return "", Usagef("unknown shell %q (want %s)", shell, strings.Join(Shells, ", "))
 }
 
 func flagWords(flags []cli.Flag) []string {

@@ -7,6 +7,7 @@
 package docgen
 
 import (
+	"errors"
 	"strings"
 
 	"github.com/urfave/cli/v2"
@@ -40,17 +41,45 @@ func Docs(name string, app command.App) (map[string]string, error) {
 // of the help text are written as entities for the markdown step.
 func manPage(a *cli.App) (string, error) {
 	esc := strings.NewReplacer("<", "&lt;", ">", "&gt;")
+	synopsis := a.UsageText
 	a.Description, a.UsageText, a.ArgsUsage = esc.Replace(a.Description), esc.Replace(a.UsageText), esc.Replace(a.ArgsUsage)
 	var walk func([]*cli.Command)
 	walk = func(cs []*cli.Command) {
 		for _, c := range cs {
-			c.Description, c.UsageText, c.ArgsUsage = esc.Replace(c.Description), esc.Replace(c.UsageText), esc.Replace(c.ArgsUsage)
+			c.Usage, c.Description, c.UsageText, c.ArgsUsage = esc.Replace(c.Usage), esc.Replace(c.Description), esc.Replace(c.UsageText), esc.Replace(c.ArgsUsage)
 			walk(c.Subcommands)
 		}
 	}
 	walk(a.Commands)
 	man, err := a.ToManWithSection(1)
+	if err != nil {
+		return "", err
+	}
 	// The roff renderer passes the entities through; roff itself wants the
 	// characters.
-	return strings.NewReplacer("&lt;", "<", "&gt;", ">").Replace(man), err
+	man = strings.NewReplacer("&lt;", "<", "&gt;", ">").Replace(man)
+	return withSynopsis(man, synopsis)
+}
+
+// withSynopsis replaces urfave/cli's SYNOPSIS — the bare command name and
+// a list of the top-level flags — with the command's usage lines, one form
+// a line, as its --help shows them.
+func withSynopsis(man, usage string) (string, error) {
+	start := strings.Index(man, ".SH SYNOPSIS\n")
+	if start < 0 {
+		return "", errors.New("man page without a SYNOPSIS section")
+	}
+	body := start + len(".SH SYNOPSIS\n")
+	end := strings.Index(man[body:], ".SH ")
+	if end < 0 {
+		return "", errors.New("man page ends in its SYNOPSIS section")
+	}
+	roff := strings.NewReplacer(`\`, `\e`, "-", `\-`)
+	var b strings.Builder
+	b.WriteString(".nf\n")
+	for _, line := range strings.Split(strings.TrimSpace(usage), "\n") {
+		b.WriteString(`\&` + roff.Replace(strings.TrimSpace(line)) + "\n")
+	}
+	b.WriteString(".fi\n\n")
+	return man[:body] + b.String() + man[body+end:], nil
 }

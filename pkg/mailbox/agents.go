@@ -237,3 +237,23 @@ func (d *DB) Agents(ctx context.Context, team string) ([]Agent, error) {
 	}
 	return out, d.fail("list agents", rows.Err())
 }
+
+// Teams lists the teams that have an agent recorded, for shell completion:
+// the agents table is small, where listing the teams of messages would read
+// them all.
+func (d *DB) Teams(ctx context.Context) ([]string, error) {
+	rows, err := d.db.QueryContext(ctx, `SELECT DISTINCT team FROM agents ORDER BY team`)
+	if err != nil {
+		return nil, d.fail("list teams", err)
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var t string
+		if err := rows.Scan(&t); err != nil {
+			return nil, d.fail("list teams", err)
+		}
+		out = append(out, t)
+	}
+	return out, d.fail("list teams", rows.Err())
+}

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -512,6 +513,9 @@ func testAgents(t *testing.T, be backend) {
 	all, err := db.Agents(ctx, "t")
 	if err != nil || len(all) != 2 || all[0].Name != "a" || all[1].Name != "b" {
 		t.Fatalf("Agents(t) = %+v, %v", all, err)
+	}
+	if teams, err := db.Teams(ctx); err != nil || !slices.Equal(teams, []string{"t", "u"}) {
+		t.Fatalf("Teams = %q, %v", teams, err)
 	}
 }
 

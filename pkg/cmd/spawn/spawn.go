@@ -45,7 +45,23 @@ const StepBeforeOpen = "supervisor-before-open"
 
 // New is the spawn command with hooks.
 func New(h Hooks) command.App {
-	return command.App{Build: func(env *command.Env) *cli.App { return build(env, h) }}
+	return command.App{Build: func(env *command.Env) *cli.App { return build(env, h) }, Types: typeNames}
+}
+
+// typeNames are the types on the types path, for completion; none when the
+// path cannot be read.
+func typeNames(env *command.Env) []string {
+	list, err := agenttype.NewFinder(env.Getenv).List()
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, l := range list {
+		if !l.Shadowed {
+			out = append(out, l.Name)
+		}
+	}
+	return out
 }
 
 func build(env *command.Env, h Hooks) *cli.App {

@@ -1,0 +1,168 @@
+package command
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"regexp"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/teamkit/teamkit/pkg/mailbox"
+)
+
+// CompleteFlag, as the last argument, asks a command for the words that may
+// come next (urfave/cli's flag): the words before the cursor come first,
+// then the word being typed ("" for none), so that "--team <TAB>" and
+// "--te<TAB>" differ. The shell filters by what is typed.
+const CompleteFlag = "--generate-bash-completion"
+
+// partialKey holds, in the app's Metadata, the flag being typed ("--" for
+// "inbox t w --<TAB>") or teamValue, kept from urfave/cli: a "--" argument
+// would switch its completion off.
+const partialKey = "teamkit-complete-partial"
+
+// teamValue, as the partial word, means the word being typed is --team's
+// value.
+const teamValue = "\x00team"
+
+// complete prints the completions of the command line args (without
+// CompleteFlag), one a line. It never fails and never writes to stderr: a
+// shell's Tab key shows no errors, it just completes nothing.
+func complete(ctx context.Context, app App, env *Env, args []string) int {
+	quiet := *env
+	quiet.Stderr = io.Discard
+	a := prepare(app, &quiet)
+	a.ErrWriter = io.Discard
+	a.EnableBashCompletion = true
+	words, partial := args[1:], ""
+	if n := len(words); n > 0 {
+		if strings.HasPrefix(words[n-1], "-") {
+			partial = words[n-1]
+		}
+		words = words[:n-1]
+	}
+	if n := len(words); n > 0 && words[n-1] == "--team" && partial == "" {
+		// "spawn claude w1 --team <TAB>", "ask --team <TAB>": a team.
+		partial, words = teamValue, words[:n-1]
+	}
+	norm, _ := normalize(a, "", append([]string{a.Name}, words...))
+	if slices.Contains(norm, "--") {
+		// A positional word, so the implied verb (inbox's drain) applies.
+		norm, _ = normalize(a, app.Default, append([]string{a.Name}, words...))
+	}
+	norm = slices.DeleteFunc(norm, func(s string) bool { return s == "--" })
+	a.Metadata = map[string]any{partialKey: partial}
+	rootUsage := a.ArgsUsage
+	if d := a.Command(app.Default); app.Default != "" && d != nil {
+		// "inbox <TAB>": the verbs, and the implied verb's first word.
+		rootUsage = d.ArgsUsage
+	}
+	a.BashComplete = completeHook(&quiet, app.Types, rootUsage, a.VisibleCommands())
+	var hook func([]*cli.Command)
+	hook = func(cs []*cli.Command) {
+		for _, c := range cs {
+			c.BashComplete = completeHook(&quiet, app.Types, c.ArgsUsage, c.VisibleCommands())
+			hook(c.Subcommands)
+		}
+	}
+	hook(a.Commands)
+	_ = a.RunContext(ctx, append(norm, CompleteFlag))
+	return ExitOK
+}
+
+// completeHook completes one command's next word: its flags when a flag is
+// being typed, else its verbs (before any positional) and what its
+// ArgsUsage names at that position — <team> a team, <name> or <to> an agent
+// of the team given before it, <type> an agent type (App.Types).
+func completeHook(env *Env, types func(*Env) []string, argsUsage string, verbs []*cli.Command) cli.BashCompleteFunc {
+	kinds := argKinds.FindAllStringSubmatch(argsUsage, -1)
+	return func(c *cli.Context) {
+		p, _ := c.App.Metadata[partialKey].(string)
+		if p == teamValue {
+			printWords(c, teamWords(c, env))
+			return
+		}
+		if p != "" {
+			printWords(c, flagWords(c.Command.VisibleFlags()))
+			return
+		}
+		args := c.Args().Slice()
+		var out []string
+		if len(args) == 0 {
+			for _, v := range verbs {
+				out = append(out, v.Name)
+			}
+		}
+		if len(args) < len(kinds) {
+			switch kinds[len(args)][1] {
+			case "team":
+				out = append(out, teamWords(c, env)...)
+			case "name", "to":
+				if t := slices.IndexFunc(kinds[:len(args)], func(k []string) bool { return k[1] == "team" }); t >= 0 {
+					out = append(out, agentWords(c, env, args[t])...)
+				}
+			case "type":
+				if types != nil {
+					out = append(out, types(env)...)
+				}
+			}
+		}
+		printWords(c, out)
+	}
+}
+
+// argKinds are the <placeholders> of an ArgsUsage, in order; "[BODY|-]"
+// and the like complete nothing.
+var argKinds = regexp.MustCompile(`<([a-z]+)>`)
+
+func printWords(c *cli.Context, words []string) {
+	for _, w := range words {
+		fmt.Fprintln(c.App.Writer, w)
+	}
+}
+
+// withMailbox runs f against the command's mailbox if it exists. A
+// completion never creates one: a missing SQLite file completes nothing.
+func withMailbox(c *cli.Context, env *Env, f func(context.Context, *mailbox.DB) ([]string, error)) []string {
+	path, _ := DBPath(c, env)
+	if !mailbox.IsPostgres(path) {
+		if st, err := os.Stat(path); err != nil || !st.Mode().IsRegular() {
+			return nil
+		}
+	}
+	// A Tab key must not hang on a mailbox locked or out of reach.
+	ctx, cancel := context.WithTimeout(c.Context, 3*time.Second)
+	defer cancel()
+	db, err := mailbox.Open(ctx, path, mailbox.Options{Now: env.Now, BusyTimeout: time.Second})
+	if err != nil {
+		return nil
+	}
+	defer db.Close()
+	out, err := f(ctx, db)
+	if err != nil {
+		return nil
+	}
+	return out
+}
+
+func teamWords(c *cli.Context, env *Env) []string {
+	return withMailbox(c, env, func(ctx context.Context, db *mailbox.DB) ([]string, error) {
+		return db.Teams(ctx)
+	})
+}
+
+func agentWords(c *cli.Context, env *Env, team string) []string {
+	return withMailbox(c, env, func(ctx context.Context, db *mailbox.DB) ([]string, error) {
+		agents, err := db.Agents(ctx, team)
+		var out []string
+		for _, a := range agents {
+			out = append(out, a.Name)
+		}
+		return out, err
+	})
+}
