@@ -3,8 +3,8 @@
 // built .exe files beside it (ready.exe, inbox.exe), with the TEAMKIT_*
 // environment spawn gives it.
 //
-//	wineagent agent BEAT   start a child that appends to BEAT, mark ready,
-//	                       send the lead a reply, then wait for the child
+//	wineagent agent BEAT   start a child that appends to BEAT, send the lead
+//	                       a reply, mark ready, then wait for the child
 //	wineagent child BEAT   append a byte to BEAT every 50ms, for ever
 //	wineagent brief OUT    copy stdin to OUT, then mark ready
 package main
@@ -29,8 +29,10 @@ func main() {
 		if err := child.Start(); err != nil {
 			fail(err)
 		}
-		teamkit("ready", "mark")
+		// The reply first: spawn returns once the agent is ready, and
+		// the test reads the reply then.
 		teamkit("inbox", "send", os.Getenv("TEAMKIT_TEAM"), "lead", "reply from "+os.Getenv("TEAMKIT_AGENT"), "--from", os.Getenv("TEAMKIT_AGENT"))
+		teamkit("ready", "mark")
 		fail(child.Wait())
 	case "child":
 		f, err := os.OpenFile(file, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o600)
