@@ -6,8 +6,10 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
+	"time"
 )
 
 // Targets are the platforms teamkit is built for (make release).
@@ -35,8 +37,11 @@ func TestCrossBuild(t *testing.T) {
 
 // TestWindowsUnderWine runs the Windows build under Wine (Debian's wine64
 // 8.0, with the ProcessPrng shim of scripts/wine installed in a prefix of
-// its own): the process layer's unit tests (Job Objects, identities), and
-// the mailbox commands on a mailbox at a path with spaces and non-ASCII.
+// its own): the process layer's unit tests (Job Objects, identities); the
+// mailbox commands on a mailbox at a path with spaces and non-ASCII; spawn,
+// spawn list and spawn stop of a handshake agent (testdata/wineagent) and
+// the child it starts; and a briefing full of cmd.exe's metacharacters
+// delivered byte for byte to a .cmd agent on stdin, and refused as argv.
 // Each wine start costs seconds, so the scenario is small.
 //
 // Where Wine is not Windows: Wine maps the Unix filesystem to drive Z:, so
@@ -75,8 +80,8 @@ func TestWindowsUnderWine(t *testing.T) {
 	}
 
 	bin := t.TempDir()
-	for _, c := range []string{"inbox", "stale", "ready"} {
-		build := exec.Command("go", "build", "-o", filepath.Join(bin, c+".exe"), "./cmd/"+c)
+	for _, c := range []string{"cmd/inbox", "cmd/stale", "cmd/ready", "cmd/spawn", "testdata/wineagent"} {
+		build := exec.Command("go", "build", "-o", filepath.Join(bin, filepath.Base(c)+".exe"), "./"+c)
 		build.Env = append(os.Environ(), "GOOS=windows", "GOARCH=amd64", "CGO_ENABLED=0")
 		if out, err := build.CombinedOutput(); err != nil {
 			t.Fatalf("build %s.exe: %v\n%s", c, err, out)
@@ -86,24 +91,38 @@ func TestWindowsUnderWine(t *testing.T) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		t.Fatal(err)
 	}
-	db := `Z:` + strings.ReplaceAll(filepath.Join(dir, "team.db"), "/", `\`)
+	db := winPath(filepath.Join(dir, "team.db"))
+	work, types := t.TempDir(), t.TempDir()
+	env = append(env, "TEAMKIT_TYPES="+winPath(types))
 	run := func(want int, c string, args ...string) string {
 		t.Helper()
 		cmd := exec.Command(wine, append([]string{filepath.Join(bin, c+".exe")}, append(args, "--db", db)...)...)
-		cmd.Env = env
-		var out, errb strings.Builder
-		cmd.Stdout, cmd.Stderr = &out, &errb
-		err := cmd.Run()
+		cmd.Env, cmd.Dir = env, work
+		// Files, not pipes: Wine hands its own Unix stderr to every
+		// process it starts, whatever the Windows handles say, so the
+		// agent spawn leaves running (and wineserver) would hold a pipe
+		// open, and the wait for its end would never return.
+		outf, err := os.CreateTemp(t.TempDir(), "out")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer outf.Close()
+		cmd.Stdout, cmd.Stderr = outf, outf
+		err = cmd.Run()
 		code := 0
 		if ee, ok := err.(*exec.ExitError); ok {
 			code = ee.ExitCode()
 		} else if err != nil {
 			t.Fatal(err)
 		}
-		if code != want {
-			t.Fatalf("wine %s %v: exit %d, want %d\n%s%s", c, args, code, want, out.String(), errb.String())
+		out, rerr := os.ReadFile(outf.Name())
+		if rerr != nil {
+			t.Fatal(rerr)
 		}
-		return strings.ReplaceAll(out.String(), "\r\n", "\n")
+		if code != want {
+			t.Fatalf("wine %s %v: exit %d, want %d\n%s", c, args, code, want, out)
+		}
+		return strings.ReplaceAll(string(out), "\r\n", "\n")
 	}
 	if out := run(0, "inbox", "send", "demo", "w1", "héllo wörker", "--from", "lead"); !strings.Contains(out, "id=1") {
 		t.Fatalf("send printed %q", out)
@@ -122,5 +141,120 @@ func TestWindowsUnderWine(t *testing.T) {
 	run(0, "ready", "check", "demo", "w1", "--run", "run-1")
 	if _, err := os.Stat(filepath.Join(dir, "team.db")); err != nil {
 		t.Fatalf("the mailbox is not where --db put it: %v", err)
+	}
+
+	// spawn, through a handshake type whose agent is a Windows program
+	// that starts a child, marks ready and sends the lead a reply. The
+	// child appends to beat while it lives.
+	t.Cleanup(func() {
+		// A failure before spawn stop leaves the agent running, and
+		// the prefix's wine processes with it: end them all.
+		if t.Failed() {
+			kill := exec.Command("wineserver", "-k")
+			kill.Env = env
+			_ = kill.Run()
+		}
+	})
+	beat := filepath.Join(work, "beat")
+	agentExe := "Z:" + filepath.Join(bin, "wineagent.exe")
+	writeType(t, types, "winagent", "command="+agentExe+" agent Z:"+beat+"\nboot=stdin\nhandshake=actas\n", `{{template "teamkit" .}}`)
+	if out := run(0, "spawn", "winagent", "a1", "--team", "demo", "--timeout", "5m"); !strings.Contains(out, "status=ready ") {
+		t.Fatalf("spawn printed %q", out)
+	}
+	waitUntil(t, "the agent's child to beat", func() bool {
+		st, err := os.Stat(beat)
+		return err == nil && st.Size() > 2
+	})
+	if ps := wineProcs(beat); len(ps) != 2 {
+		t.Fatalf("want the agent and its child running, found %q", ps)
+	}
+	if out := run(0, "inbox", "drain", "demo", "lead"); !strings.Contains(out, "reply from a1") {
+		t.Fatalf("drain lead printed %q", out)
+	}
+	if out := run(0, "spawn", "list", "demo"); !regexp.MustCompile(`(?m)^a1 +winagent +ready +\d+ `).MatchString(out) {
+		t.Fatalf("spawn list printed %q", out)
+	}
+	// Where Wine is not Windows: the CTRL_BREAK spawn stop sends first
+	// does not end the agent under Wine (its hidden console is not a real
+	// one), so the agent outlives the grace and TerminateJobObject ends it
+	// and its child: code=137, the forced end, is what Wine tests. On
+	// Windows, Go's default CTRL_BREAK handling would end the agent before
+	// the grace. Either way the child must go with it: the Job Object.
+	if out := run(0, "spawn", "stop", "demo", "a1", "--grace", "1s"); !regexp.MustCompile(`(?m)^status=stopped agent=a1 team=demo run=\S+ code=137$`).MatchString(out) {
+		t.Fatalf("spawn stop printed %q", out)
+	}
+	waitUntil(t, "the agent and its child to end", func() bool { return len(wineProcs(beat)) == 0 })
+	if out := run(0, "spawn", "list", "demo"); !regexp.MustCompile(`(?m)^a1 +winagent +exited code=\d+ `).MatchString(out) {
+		t.Fatalf("spawn list after stop printed %q", out)
+	}
+
+	// A briefing with every character cmd.exe reads, newlines and
+	// non-ASCII, handed to a .cmd agent on stdin, arrives byte for byte;
+	// the same briefing as an argv to the .cmd is refused before launch.
+	brief := "100% ^caret^ !bang! a & b | c < d > e \"quoted\" %PATH% \r\nline two\ttab\nJosé Q — 日本語 ✓\n"
+	if err := os.WriteFile(filepath.Join(work, "task.txt"), []byte(brief), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	shim := filepath.Join(bin, "brief agent.cmd")
+	if err := os.WriteFile(shim, []byte("@echo off\r\n\""+winPath(filepath.Join(bin, "wineagent.exe"))+"\" brief got.md\r\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	tmpl := `{{.Task}}{{"" -}}`
+	writeType(t, types, "cmdstdin", "command=\""+"Z:"+shim+"\"\nboot=stdin\nhandshake=actas\n", tmpl)
+	writeType(t, types, "cmdargv", "command=\""+"Z:"+shim+"\" {prompt}\nhandshake=actas\n", tmpl)
+	if out := run(0, "spawn", "cmdstdin", "b1", "--team", "demo", "--task-file", "task.txt", "--timeout", "5m"); !strings.Contains(out, "status=ready ") {
+		t.Fatalf("spawn cmdstdin printed %q", out)
+	}
+	if got, err := os.ReadFile(filepath.Join(work, "got.md")); err != nil || string(got) != brief {
+		t.Fatalf("the .cmd agent got %q (%v), want %q", got, err, brief)
+	}
+	if out := run(1, "spawn", "cmdargv", "b2", "--team", "demo", "--task-file", "task.txt"); !strings.Contains(out, "is a batch file, which cmd.exe parses") {
+		t.Fatalf("spawn cmdargv printed %q", out)
+	}
+}
+
+// winPath is p as Wine names it: the Unix filesystem is drive Z:.
+func winPath(p string) string {
+	return `Z:` + strings.ReplaceAll(p, "/", `\`)
+}
+
+// writeType writes an agent type: its type.conf and template.md.
+func writeType(t *testing.T, types, name, conf, tmpl string) {
+	t.Helper()
+	dir := filepath.Join(types, name)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "type.conf"), []byte(conf), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "template.md"), []byte(tmpl), 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// wineProcs lists the command lines of the running processes that name
+// file: under Wine each Windows process is a Linux one, whose command line
+// is the Windows program's, so /proc shows what lives without tasklist.
+func wineProcs(file string) []string {
+	var found []string
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		if err == nil && strings.Contains(string(b), filepath.Base(file)) && strings.Contains(string(b), "wineagent") {
+			found = append(found, strings.ReplaceAll(string(b), "\x00", " "))
+		}
+	}
+	return found
+}
+
+// waitUntil waits, with a generous deadline (wine is slow on a shared
+// machine), until cond holds.
+func waitUntil(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(2 * time.Minute); !cond(); time.Sleep(100 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
 	}
 }
