@@ -7,9 +7,9 @@ endif
 
 # The version --version prints: the tag or commit of this checkout.
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null)
-LDFLAGS := -X github.com/teamkit/teamkit/pkg/command.version=$(VERSION)
+LDFLAGS := -X github.com/teamkit/teamkit/internal/command.version=$(VERSION)
 # urfave/cli's man-page renderer (go-md2man, blackfriday) stays out of the
-# commands: only make docs (pkg/docgen) renders man pages.
+# commands: only make docs (internal/docgen) renders man pages.
 TAGS    := urfave_cli_no_docs
 
 # The real agent CLIs the built-in types are tested with (TestAgents), at the
@@ -42,7 +42,7 @@ test:
 	$(GO) vet ./...
 	$(GO) build -o /dev/null ./scripts/testsummary
 	$(GO) test -count=1 -timeout 60m -json ./... | $(GO) run ./scripts/testsummary -label "go test ./..."
-	$(GO) test -count=1 -race -short -json ./pkg/mailbox/ ./pkg/escalate/ ./pkg/spawn/ ./pkg/github/... ./pkg/slack/... ./pkg/command/ ./pkg/cmd/inbox/ ./pkg/cmd/spawn/ ./pkg/launch/ | $(GO) run ./scripts/testsummary -label "go test -race -short"
+	$(GO) test -count=1 -race -short -json ./pkg/mailbox/ ./pkg/escalate/ ./pkg/spawn/ ./pkg/github/... ./pkg/slack/... ./internal/command/ ./internal/cmd/inbox/ ./internal/cmd/spawn/ ./pkg/launch/ | $(GO) run ./scripts/testsummary -label "go test -race -short"
 
 # The six commands for every platform teamkit supports, in
 # dist/<os>-<arch>/, with dist/SHA256SUMS (the list matches TestCrossBuild).

@@ -18,9 +18,9 @@ import (
 
 	"github.com/rogpeppe/go-internal/testscript"
 
+	"github.com/teamkit/teamkit/internal/modeltest"
 	"github.com/teamkit/teamkit/pkg/launch"
 	"github.com/teamkit/teamkit/pkg/mailbox"
-	"github.com/teamkit/teamkit/pkg/modeltest"
 	"github.com/teamkit/teamkit/pkg/proc"
 )
 

@@ -26,11 +26,11 @@ import (
 
 	"github.com/rogpeppe/go-internal/testscript"
 
-	"github.com/teamkit/teamkit/pkg/cmd/spawn"
+	"github.com/teamkit/teamkit/internal/cmd/spawn"
+	"github.com/teamkit/teamkit/internal/pgtest"
 	"github.com/teamkit/teamkit/pkg/escalate"
 	"github.com/teamkit/teamkit/pkg/launch"
 	"github.com/teamkit/teamkit/pkg/mailbox"
-	"github.com/teamkit/teamkit/pkg/pgtest"
 	"github.com/teamkit/teamkit/pkg/roster"
 )
 

@@ -9,8 +9,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/teamkit/teamkit/pkg/command"
-	"github.com/teamkit/teamkit/pkg/pgtest"
+	"github.com/teamkit/teamkit/internal/command"
+	"github.com/teamkit/teamkit/internal/pgtest"
 )
 
 // buildTags are the tags make install builds the commands with.
@@ -40,7 +40,7 @@ func TestSQLiteCommandsLinkNoPostgres(t *testing.T) {
 	deps := goList(t, "./cmd/inbox", "./cmd/stale", "./cmd/ready")
 	banned := []string{"github.com/jackc/", "crypto/tls", "crypto/x509", "golang.org/x/text/",
 		"github.com/cpuguy83/go-md2man", "github.com/russross/blackfriday",
-		"github.com/teamkit/teamkit/pkg/mailbox/pgdriver", "github.com/teamkit/teamkit/pkg/docgen"}
+		"github.com/teamkit/teamkit/pkg/mailbox/pgdriver", "github.com/teamkit/teamkit/internal/docgen"}
 	for p := range deps {
 		for _, b := range banned {
 			if strings.HasPrefix(p, b) {

@@ -17,9 +17,9 @@ import (
 
 	"github.com/rogpeppe/go-internal/testscript"
 
+	"github.com/teamkit/teamkit/internal/githubtest"
 	"github.com/teamkit/teamkit/pkg/escalate"
 	"github.com/teamkit/teamkit/pkg/fence"
-	"github.com/teamkit/teamkit/pkg/github/githubtest"
 	"github.com/teamkit/teamkit/pkg/mailbox"
 )
 

@@ -17,9 +17,9 @@ import (
 
 	"github.com/rogpeppe/go-internal/testscript"
 
-	"github.com/teamkit/teamkit/pkg/command"
-	"github.com/teamkit/teamkit/pkg/command/commandtest"
-	"github.com/teamkit/teamkit/pkg/docgen"
+	"github.com/teamkit/teamkit/internal/command"
+	"github.com/teamkit/teamkit/internal/command/commandtest"
+	"github.com/teamkit/teamkit/internal/docgen"
 )
 
 // scriptEnviron is the script's environment as a list, for commands the

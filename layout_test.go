@@ -3,35 +3,73 @@
 package teamkit_test
 
 import (
-	"go/parser"
-	"go/token"
-	"path/filepath"
-	"strconv"
+	"encoding/json"
+	"os/exec"
 	"strings"
 	"testing"
 )
 
-// TestCommandsDoNotImportEachOther keeps each command's package on its own:
-// what two commands share lives in a pkg/ package of its own (pkg/text,
-// pkg/roster, …), never in another command.
-func TestCommandsDoNotImportEachOther(t *testing.T) {
-	files, err := filepath.Glob("pkg/cmd/*/*.go")
-	if err != nil || len(files) == 0 {
-		t.Fatalf("no command sources found: %v", err)
+const module = "github.com/teamkit/teamkit/"
+
+// listed is one package as `go list -deps -json` reports it.
+type listed struct {
+	ImportPath string
+	Imports    []string
+	Deps       []string
+	Standard   bool
+}
+
+// listDeps is every package of the module and what each links (its
+// non-test imports, transitively), as the shipped binaries see them.
+func listDeps(t *testing.T) map[string]listed {
+	t.Helper()
+	out, err := exec.Command("go", "list", "-deps", "-tags", buildTags, "-json=ImportPath,Imports,Deps,Standard", "./...").Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
 	}
-	for _, f := range files {
-		if strings.HasSuffix(f, "_test.go") {
-			continue
-		}
-		parsed, err := parser.ParseFile(token.NewFileSet(), f, nil, parser.ImportsOnly)
-		if err != nil {
+	pkgs := map[string]listed{}
+	dec := json.NewDecoder(strings.NewReader(string(out)))
+	for dec.More() {
+		var p listed
+		if err := dec.Decode(&p); err != nil {
 			t.Fatal(err)
 		}
-		own := "github.com/teamkit/teamkit/pkg/cmd/" + filepath.Base(filepath.Dir(f))
-		for _, imp := range parsed.Imports {
-			path, _ := strconv.Unquote(imp.Path.Value)
-			if strings.HasPrefix(path, "github.com/teamkit/teamkit/pkg/cmd/") && path != own {
-				t.Errorf("%s imports %s: move what they share into a pkg/ package", f, path)
+		if strings.HasPrefix(p.ImportPath, module) {
+			pkgs[p.ImportPath] = p
+		}
+	}
+	if len(pkgs) < 20 {
+		t.Fatalf("go list found %d packages of the module; expected the whole tree", len(pkgs))
+	}
+	return pkgs
+}
+
+// isTestKit says whether a package exists only for tests: the stand-ins
+// and harnesses under internal/ (pgtest, githubtest, slacktest, modeltest,
+// mailboxtest, commandtest).
+func isTestKit(path string) bool {
+	return strings.HasPrefix(path, module+"internal/") && strings.HasSuffix(path, "test")
+}
+
+// TestLayering holds the package layout docs/DESIGN.md's seam map
+// describes: each command's package stands alone (what two commands share
+// lives in a package of its own), no test kit reaches a shipped package,
+// and nothing under pkg/ (what an embedding program may import) depends on
+// a command's internals.
+func TestLayering(t *testing.T) {
+	pkgs := listDeps(t)
+	for path, p := range pkgs {
+		for _, dep := range p.Deps {
+			if !strings.HasPrefix(dep, module) || strings.HasPrefix(path, module+"scripts/") {
+				continue // scripts/ are the benchmarks' and make test's own tools
+			}
+			switch {
+			case strings.HasPrefix(path, module+"internal/cmd/") && strings.HasPrefix(dep, module+"internal/cmd/"):
+				t.Errorf("%s links %s: commands never import each other; move what they share into a package of its own", path, dep)
+			case !isTestKit(path) && isTestKit(dep):
+				t.Errorf("%s links the test kit %s: test kits are for _test.go files only", path, dep)
+			case strings.HasPrefix(path, module+"pkg/") && strings.HasPrefix(dep, module+"internal/cmd/"):
+				t.Errorf("%s links %s: pkg/ must not depend on a command's internals", path, dep)
 			}
 		}
 	}

@@ -12,7 +12,7 @@ import (
 
 	"github.com/rogpeppe/go-internal/testscript"
 
-	"github.com/teamkit/teamkit/pkg/pgtest"
+	"github.com/teamkit/teamkit/internal/pgtest"
 )
 
 // TestPostgresErrors runs testdata/postgres against the throwaway cluster:

@@ -16,7 +16,7 @@ import (
 
 	"github.com/rogpeppe/go-internal/testscript"
 
-	"github.com/teamkit/teamkit/pkg/pgtest"
+	"github.com/teamkit/teamkit/internal/pgtest"
 	spawnpkg "github.com/teamkit/teamkit/pkg/spawn"
 )
 

@@ -15,7 +15,7 @@ import (
 
 	"github.com/rogpeppe/go-internal/testscript"
 
-	"github.com/teamkit/teamkit/pkg/slack/slacktest"
+	"github.com/teamkit/teamkit/internal/slacktest"
 )
 
 type slackKey struct{}

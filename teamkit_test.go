@@ -16,15 +16,15 @@ import (
 
 	"github.com/rogpeppe/go-internal/testscript"
 
-	"github.com/teamkit/teamkit/pkg/cmd/ask"
-	"github.com/teamkit/teamkit/pkg/cmd/inbox"
-	"github.com/teamkit/teamkit/pkg/cmd/ready"
-	"github.com/teamkit/teamkit/pkg/cmd/resume"
-	"github.com/teamkit/teamkit/pkg/cmd/spawn"
-	"github.com/teamkit/teamkit/pkg/cmd/stale"
-	"github.com/teamkit/teamkit/pkg/command"
-	"github.com/teamkit/teamkit/pkg/github/githubtest"
-	"github.com/teamkit/teamkit/pkg/pgtest"
+	"github.com/teamkit/teamkit/internal/cmd/ask"
+	"github.com/teamkit/teamkit/internal/cmd/inbox"
+	"github.com/teamkit/teamkit/internal/cmd/ready"
+	"github.com/teamkit/teamkit/internal/cmd/resume"
+	"github.com/teamkit/teamkit/internal/cmd/spawn"
+	"github.com/teamkit/teamkit/internal/cmd/stale"
+	"github.com/teamkit/teamkit/internal/command"
+	"github.com/teamkit/teamkit/internal/githubtest"
+	"github.com/teamkit/teamkit/internal/pgtest"
 	spawnpkg "github.com/teamkit/teamkit/pkg/spawn"
 )
 

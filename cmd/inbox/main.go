@@ -4,8 +4,8 @@ package main
 import (
 	"os"
 
-	"github.com/teamkit/teamkit/pkg/cmd/inbox"
-	"github.com/teamkit/teamkit/pkg/command"
+	"github.com/teamkit/teamkit/internal/cmd/inbox"
+	"github.com/teamkit/teamkit/internal/command"
 )
 
 func main() { os.Exit(command.Main(inbox.App)) }

@@ -4,8 +4,8 @@ package main
 import (
 	"os"
 
-	"github.com/teamkit/teamkit/pkg/cmd/ready"
-	"github.com/teamkit/teamkit/pkg/command"
+	"github.com/teamkit/teamkit/internal/cmd/ready"
+	"github.com/teamkit/teamkit/internal/command"
 )
 
 func main() { os.Exit(command.Main(ready.App)) }

@@ -4,8 +4,8 @@ package main
 import (
 	"os"
 
-	"github.com/teamkit/teamkit/pkg/cmd/spawn"
-	"github.com/teamkit/teamkit/pkg/command"
+	"github.com/teamkit/teamkit/internal/cmd/spawn"
+	"github.com/teamkit/teamkit/internal/command"
 	// spawn serves SQLite and PostgreSQL mailboxes itself (inbox, stale and
 	// ready hand PostgreSQL to teamkit-postgres instead).
 	_ "github.com/teamkit/teamkit/pkg/mailbox/pgdriver"

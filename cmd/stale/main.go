@@ -4,8 +4,8 @@ package main
 import (
 	"os"
 
-	"github.com/teamkit/teamkit/pkg/cmd/stale"
-	"github.com/teamkit/teamkit/pkg/command"
+	"github.com/teamkit/teamkit/internal/cmd/stale"
+	"github.com/teamkit/teamkit/internal/command"
 )
 
 func main() { os.Exit(command.Main(stale.App)) }

@@ -7,10 +7,10 @@ package main
 import (
 	"os"
 
-	"github.com/teamkit/teamkit/pkg/cmd/inbox"
-	"github.com/teamkit/teamkit/pkg/cmd/ready"
-	"github.com/teamkit/teamkit/pkg/cmd/stale"
-	"github.com/teamkit/teamkit/pkg/command"
+	"github.com/teamkit/teamkit/internal/cmd/inbox"
+	"github.com/teamkit/teamkit/internal/cmd/ready"
+	"github.com/teamkit/teamkit/internal/cmd/stale"
+	"github.com/teamkit/teamkit/internal/command"
 	_ "github.com/teamkit/teamkit/pkg/mailbox/pgdriver"
 )
 

@@ -5,6 +5,8 @@
 // typo is reported with its file and line instead of silently changing how an
 // agent starts, and turns the configured command into an argv without ever
 // involving a shell.
+//
+// Public: a Go program embedding teamkit may import this package.
 package agenttype
 
 import (

@@ -7,6 +7,8 @@
 // needs live here once, as the named template "teamkit"; a type's template
 // includes them with {{template "teamkit" .}} and adds only what is particular
 // to its CLI.
+//
+// Public: a Go program embedding teamkit may import this package.
 package briefing
 
 import (

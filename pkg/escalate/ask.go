@@ -7,6 +7,8 @@
 // Everything here is testable in one process: the GitHub API is an
 // interface (*github.Client implements it), re-spawning is a function, and
 // the crash points of a resume pass are a hook.
+//
+// Public: a Go program embedding teamkit may import this package.
 package escalate
 
 import (

@@ -185,8 +185,8 @@ func TestOnlyFoldFencesHumanText(t *testing.T) {
 		}
 		files++
 		seen[rel] = true
-		textScoped := (strings.HasPrefix(rel, "pkg/slack/") && !strings.HasPrefix(rel, "pkg/slack/slacktest/")) ||
-			strings.HasPrefix(rel, "pkg/escalate/") || strings.HasPrefix(rel, "pkg/cmd/")
+		textScoped := (strings.HasPrefix(rel, "pkg/slack/") && !strings.HasPrefix(rel, "internal/slacktest/")) ||
+			strings.HasPrefix(rel, "pkg/escalate/") || strings.HasPrefix(rel, "internal/cmd/")
 		for _, imp := range f.Imports {
 			if p, _ := strconv.Unquote(imp.Path.Value); p == fenceImport && rel != foldFile {
 				t.Errorf("%s imports the fence package; only %s may", rel, foldFile)
@@ -234,7 +234,7 @@ func TestOnlyFoldFencesHumanText(t *testing.T) {
 	if files < 20 {
 		t.Fatalf("scanned only %d files; is the module root right?", files)
 	}
-	for _, f := range []string{"pkg/slack/listen.go", "pkg/slack/slack.go", "pkg/escalate/slack.go", "pkg/cmd/resume/slack.go", "pkg/cmd/ask/slack.go"} {
+	for _, f := range []string{"pkg/slack/listen.go", "pkg/slack/slack.go", "pkg/escalate/slack.go", "internal/cmd/resume/slack.go", "internal/cmd/ask/slack.go"} {
 		if !seen[f] {
 			t.Errorf("the scan never saw %s: the Slack code must be covered", f)
 		}

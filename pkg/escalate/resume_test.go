@@ -17,8 +17,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/teamkit/teamkit/internal/githubtest"
 	"github.com/teamkit/teamkit/pkg/github"
-	"github.com/teamkit/teamkit/pkg/github/githubtest"
 	"github.com/teamkit/teamkit/pkg/mailbox"
 )
 

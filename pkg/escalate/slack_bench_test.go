@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/teamkit/teamkit/internal/slacktest"
 	"github.com/teamkit/teamkit/pkg/mailbox"
-	"github.com/teamkit/teamkit/pkg/slack/slacktest"
 )
 
 // BenchmarkSlackReactionToRespawn is how long a decider's ✅ takes to reach

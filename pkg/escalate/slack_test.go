@@ -9,9 +9,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/teamkit/teamkit/internal/slacktest"
 	"github.com/teamkit/teamkit/pkg/mailbox"
 	"github.com/teamkit/teamkit/pkg/slack"
-	"github.com/teamkit/teamkit/pkg/slack/slacktest"
 )
 
 func people(t *testing.T, deciders, answerers string) SlackPeople {

@@ -8,6 +8,8 @@
 // data from a human, not instructions from the system. The text cannot close
 // or forge the fence: it cannot guess the nonce, and any line in it that looks
 // like a fence marker (whatever its nonce) is neutralized.
+//
+// Public: a Go program embedding teamkit may import this package.
 package fence
 
 import (

@@ -7,6 +7,8 @@
 // go-gh; every request goes through one shared retry policy built on
 // go-retryablehttp (see retry.go). Failures are typed: *APIError and
 // *NetworkError, matched with errors.Is against the Err* sentinels.
+//
+// Public: a Go program embedding teamkit may import this package.
 package github
 
 import (

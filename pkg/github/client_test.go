@@ -16,8 +16,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/teamkit/teamkit/internal/githubtest"
 	"github.com/teamkit/teamkit/pkg/github"
-	"github.com/teamkit/teamkit/pkg/github/githubtest"
 )
 
 // storedToken is the gh login TestMain stores for host "localhost".

@@ -16,6 +16,8 @@
 //     path, "__run" and the spec's path, never the briefing, so no quoting
 //     layer and no command-length limit exist.
 //   - foreground: spawn supervises the agent itself, on its own terminal.
+//
+// Public: a Go program embedding teamkit may import this package.
 package launch
 
 import (

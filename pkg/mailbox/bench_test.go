@@ -15,8 +15,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/teamkit/teamkit/internal/mailboxtest"
 	"github.com/teamkit/teamkit/pkg/mailbox"
-	"github.com/teamkit/teamkit/pkg/mailbox/mailboxtest"
 )
 
 // benchDB is a mailbox of n messages for team crew, built once per run.

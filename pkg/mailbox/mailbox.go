@@ -18,6 +18,8 @@
 // drainers on many hosts run side by side, never get the same message while
 // a lease holds, and no slow reader holds a lock. The schema is embedded and migrated in place, so a
 // database made by an older teamkit opens in a newer one.
+//
+// Public: a Go program embedding teamkit may import this package.
 package mailbox
 
 import (

@@ -15,8 +15,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/teamkit/teamkit/internal/pgtest"
 	"github.com/teamkit/teamkit/pkg/mailbox"
-	"github.com/teamkit/teamkit/pkg/pgtest"
 )
 
 // clock is a settable fake time source.
@@ -46,7 +46,7 @@ func open(t testing.TB, path string, c *clock) *mailbox.DB {
 }
 
 // backend is a store every behaviour test runs against: the same test
-// code, SQLite and PostgreSQL (see pkg/pgtest for where the server comes
+// code, SQLite and PostgreSQL (see internal/pgtest for where the server comes
 // from).
 type backend struct {
 	name string

@@ -14,8 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/teamkit/teamkit/internal/pgtest"
 	"github.com/teamkit/teamkit/pkg/mailbox"
-	"github.com/teamkit/teamkit/pkg/pgtest"
 )
 
 // hostEnv is the environment of a process on host: the mailbox at db,

@@ -16,8 +16,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/teamkit/teamkit/internal/pgtest"
 	"github.com/teamkit/teamkit/pkg/mailbox"
-	"github.com/teamkit/teamkit/pkg/pgtest"
 )
 
 func TestRebind(t *testing.T) {

@@ -2,6 +2,8 @@
 // into file paths, database keys, tmux targets and environment values. A name
 // is checked before it reaches any of those, so a hostile or mistyped name is
 // refused with one clear line instead of escaping a directory or a shell.
+//
+// Public: a Go program embedding teamkit may import this package.
 package names
 
 import (

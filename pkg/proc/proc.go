@@ -10,6 +10,8 @@
 // plus the boot it belongs to: no two processes ever share all three. How
 // each OS reads them, and how close each comes to "signal only that
 // process", is said in its file.
+//
+// Public: a Go program embedding teamkit may import this package.
 package proc
 
 import (

@@ -10,6 +10,8 @@
 // Regular also refuses a file that can only sensibly be a regular file (a
 // type's type.conf) without blocking on it: opening a FIFO the ordinary way
 // blocks until a writer comes, deaf to the SIGTERM the commands catch.
+//
+// Public: a Go program embedding teamkit may import this package.
 package readlimit
 
 import (

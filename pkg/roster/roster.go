@@ -13,6 +13,8 @@
 // fresh is running (host=H), stale is lost (the host or the supervisor died
 // without recording an exit). The age is measured on the database's clock,
 // which also stamps the heartbeat (At), so no host's clock enters into it.
+//
+// Public: a Go program embedding teamkit may import this package.
 package roster
 
 import (

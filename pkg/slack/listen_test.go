@@ -6,7 +6,7 @@ import (
 
 	"github.com/slack-go/slack/slackevents"
 
-	"github.com/teamkit/teamkit/pkg/slack/slacktest"
+	"github.com/teamkit/teamkit/internal/slacktest"
 )
 
 func parse(t *testing.T, ev map[string]any) slackevents.EventsAPIEvent {

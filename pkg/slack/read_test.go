@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/teamkit/teamkit/pkg/slack/slacktest"
+	"github.com/teamkit/teamkit/internal/slacktest"
 )
 
 func standIn(t *testing.T) (*slacktest.Server, *Client, Posted) {

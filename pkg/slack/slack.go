@@ -8,6 +8,8 @@
 // It knows nothing of asks or who may answer: pkg/escalate decides that.
 // Tokens are only ever handed to slack-go, which sends them to the API
 // base; no error or log line here carries one.
+//
+// Public: a Go program embedding teamkit may import this package.
 package slack
 
 import (

@@ -8,6 +8,8 @@
 // resume can start the agent again; launches it; and then, for handshake
 // types, watches the mailbox until this run's mark appears (consuming it),
 // the agent exits, or the wait times out.
+//
+// Public: a Go program embedding teamkit may import this package.
 package spawn
 
 import (

@@ -6,6 +6,8 @@
 // bytes. Escape shows every such character visibly instead, the way gh does,
 // so what a person reads is what was sent; pipes and files still get the
 // bytes, and JSON gets them escaped (EscapeJSON).
+//
+// Public: a Go program embedding teamkit may import this package.
 package termsafe
 
 import (

@@ -2,6 +2,8 @@
 // message or question in a table, and an error or a reply folded onto one
 // line for a log, a warning or a stored note. Every command shows text the
 // same way because they all cut it here.
+//
+// Public: a Go program embedding teamkit may import this package.
 package text
 
 import "strings"

@@ -1,6 +1,8 @@
 // Package wait holds the one cancellable sleep the toolkit's own loops use:
 // resume --watch between passes. (The GitHub client's retries wait in
 // go-retryablehttp, Slack's in slack-go.)
+//
+// Public: a Go program embedding teamkit may import this package.
 package wait
 
 import (

@@ -6,7 +6,7 @@
 // mark) from the mailbox.
 //
 // With -agents: spawn-to-ready of the built-in AI types with their real CLIs
-// against the scripted model server (pkg/modeltest) — the after= spawn
+// against the scripted model server (internal/modeltest) — the after= spawn
 // reports, N spawns per type, one at a time, each agent let finish before
 // the next starts. The CLIs are looked for in -clis (make agent-clis puts
 // them there).
@@ -35,8 +35,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/teamkit/teamkit/internal/modeltest"
 	"github.com/teamkit/teamkit/pkg/mailbox"
-	"github.com/teamkit/teamkit/pkg/modeltest"
 )
 
 const typeConf = `# marks ready at once, then lingers so spawn sees the mark, not the exit

@@ -15,7 +15,7 @@
 // a 1,000- and a 1,000,000-message mailbox differ only in history.
 //
 // -pg uses TEAMKIT_TEST_POSTGRES, else starts a throwaway cluster as the
-// tests do (pkg/pgtest), stopped when stdin closes.
+// tests do (internal/pgtest), stopped when stdin closes.
 package main
 
 import (
@@ -30,9 +30,9 @@ import (
 	"github.com/jackc/pgx/v5/stdlib"
 	_ "modernc.org/sqlite"
 
+	"github.com/teamkit/teamkit/internal/mailboxtest"
+	"github.com/teamkit/teamkit/internal/pgtest"
 	"github.com/teamkit/teamkit/pkg/mailbox"
-	"github.com/teamkit/teamkit/pkg/mailbox/mailboxtest"
-	"github.com/teamkit/teamkit/pkg/pgtest"
 )
 
 func main() {

@@ -6,7 +6,7 @@
 //	go run ./scripts/benchwait -n 50 -idle 20s -runs 30
 //
 // The PostgreSQL side uses TEAMKIT_TEST_POSTGRES, else a throwaway cluster
-// started as the tests start one (pkg/pgtest). inbox must be on PATH.
+// started as the tests start one (internal/pgtest). inbox must be on PATH.
 package main
 
 import (
@@ -22,8 +22,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/teamkit/teamkit/internal/pgtest"
 	"github.com/teamkit/teamkit/pkg/mailbox"
-	"github.com/teamkit/teamkit/pkg/pgtest"
 )
 
 func main() {

@@ -10,14 +10,14 @@ import (
 	"path/filepath"
 	"sort"
 
-	"github.com/teamkit/teamkit/pkg/cmd/ask"
-	"github.com/teamkit/teamkit/pkg/cmd/inbox"
-	"github.com/teamkit/teamkit/pkg/cmd/ready"
-	"github.com/teamkit/teamkit/pkg/cmd/resume"
-	"github.com/teamkit/teamkit/pkg/cmd/spawn"
-	"github.com/teamkit/teamkit/pkg/cmd/stale"
-	"github.com/teamkit/teamkit/pkg/command"
-	"github.com/teamkit/teamkit/pkg/docgen"
+	"github.com/teamkit/teamkit/internal/cmd/ask"
+	"github.com/teamkit/teamkit/internal/cmd/inbox"
+	"github.com/teamkit/teamkit/internal/cmd/ready"
+	"github.com/teamkit/teamkit/internal/cmd/resume"
+	"github.com/teamkit/teamkit/internal/cmd/spawn"
+	"github.com/teamkit/teamkit/internal/cmd/stale"
+	"github.com/teamkit/teamkit/internal/command"
+	"github.com/teamkit/teamkit/internal/docgen"
 )
 
 func main() {

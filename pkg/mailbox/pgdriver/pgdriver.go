@@ -8,6 +8,8 @@
 // x509, so it pays neither their package initializers nor their pages at
 // start-up (docs/BENCHMARKS.md). inbox, stale and ready are such binaries:
 // they hand a postgres:// mailbox to teamkit-postgres (package command).
+//
+// Public: a Go program embedding teamkit may import this package.
 package pgdriver
 
 import (

@@ -1,0 +1,113 @@
+package ask_test
+
+import (
+	"context"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/teamkit/teamkit/internal/cmd/ask"
+	"github.com/teamkit/teamkit/internal/command/commandtest"
+	"github.com/teamkit/teamkit/internal/githubtest"
+	"github.com/teamkit/teamkit/pkg/mailbox"
+)
+
+// newHarness is the ask command in-process, with agent w1 of team t
+// launched as run r1 (an ask must come from an agent spawn started), a
+// stand-in GitHub serving issue octo/repo#7, and the variables spawn sets.
+func newHarness(t *testing.T) (*commandtest.Harness, *githubtest.Server) {
+	h := commandtest.New(t, "ask", ask.App)
+	fake := githubtest.New()
+	if err := fake.AddIssue("octo", "repo", 7, "alice"); err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(fake)
+	t.Cleanup(srv.Close)
+	if err := h.Store().RecordLaunch(context.Background(), mailbox.Agent{Team: "t", Name: "w1", Type: "probe", Run: "r1", State: mailbox.StateRunning}); err != nil {
+		t.Fatal(err)
+	}
+	h.Vars["TEAMKIT_TEAM"], h.Vars["TEAMKIT_AGENT"], h.Vars["TEAMKIT_RUN"] = "t", "w1", "r1"
+	h.Vars["GITHUB_API_URL"], h.Vars["GH_TOKEN"] = srv.URL, githubtest.DefaultToken
+	return h, fake
+}
+
+func TestAskLocal(t *testing.T) {
+	h, fake := newHarness(t)
+	r := h.Run("Which colour?")
+	if r.Code != 0 || r.Stdout != "ask=1 state=awaiting kind=question channel=local\n" {
+		t.Fatalf("exit %d, stdout %q, stderr %q", r.Code, r.Stdout, r.Stderr)
+	}
+	if !strings.Contains(r.Stderr, "ask answer 1") || !strings.Contains(r.Stderr, "Exit now") {
+		t.Errorf("stderr %q does not say how the question is answered", r.Stderr)
+	}
+	if n := fake.Counts().Total; n != 0 {
+		t.Errorf("a local ask made %d GitHub requests", n)
+	}
+	a, err := h.Store().Ask(context.Background(), 1)
+	if err != nil || a.Question != "Which colour?" || a.Run != "r1" || a.Kind != mailbox.KindQuestion {
+		t.Fatalf("recorded %+v, %v", a, err)
+	}
+}
+
+func TestAskPostsOnceOnGitHub(t *testing.T) {
+	h, fake := newHarness(t)
+	h.Vars["TEAMKIT_ISSUE"] = "octo/repo#7"
+	for i := 0; i < 2; i++ {
+		out := h.Want(0, "--approval", "May I deploy?")
+		if !strings.HasPrefix(out, "ask=1 state=awaiting kind=approval channel=github issue=octo/repo#7 comment=http") {
+			t.Fatalf("run %d: stdout %q", i, out)
+		}
+	}
+	cs := fake.Comments("octo", "repo", 7)
+	if len(cs) != 1 || !strings.Contains(cs[0].Body, "May I deploy?") || !strings.Contains(cs[0].Body, "/approve") {
+		t.Fatalf("comments %+v, want the one question with how to approve", cs)
+	}
+}
+
+func TestAskGitHubDownKeepsTheAsk(t *testing.T) {
+	h, fake := newHarness(t)
+	h.Vars["TEAMKIT_ISSUE"] = "octo/repo#7"
+	if err := fake.Fail(githubtest.Failure{Count: -1, Status: 502}); err != nil {
+		t.Fatal(err)
+	}
+	r := h.Run("Which colour?")
+	if r.Code != 1 || !strings.Contains(r.Stderr, "ask: hint: ask 1 is recorded and awaiting") {
+		t.Fatalf("exit %d, stderr %q", r.Code, r.Stderr)
+	}
+	if a, err := h.Store().Ask(context.Background(), 1); err != nil || a.State != mailbox.AskAwaiting || a.PostError == "" {
+		t.Fatalf("ask %+v, %v: want awaiting with the post error", a, err)
+	}
+}
+
+func TestAskRefusals(t *testing.T) {
+	h, _ := newHarness(t)
+	for _, c := range []struct {
+		args  []string
+		stdin string
+		want  string
+	}{
+		{[]string{"--name", "w2", "Which?"}, "", "inside an agent's run, ask only as that agent (t/w1)"},
+		{nil, "", "the question is read from stdin when no QUESTION argument is given"},
+		{[]string{"a", "b"}, "", "give the question as one argument"},
+		{[]string{"--issue", "not-an-issue", "Which?"}, "", "ask: error:"},
+	} {
+		r := h.RunIn(c.stdin, c.args...)
+		if r.Code != 64 || !strings.Contains(r.Stderr, c.want) {
+			t.Errorf("ask %q: exit %d, stderr %q; want 64 and %q", c.args, r.Code, r.Stderr, c.want)
+		}
+	}
+	if asks, err := h.Store().Asks(context.Background(), "t", "all"); err != nil || len(asks) != 0 {
+		t.Errorf("refused asks recorded %d asks (%v)", len(asks), err)
+	}
+}
+
+func TestAskFromStdin(t *testing.T) {
+	h, _ := newHarness(t)
+	q := "Which colour?\nThe logo's \"blue\" or `$(teal)`?\n"
+	if r := h.RunIn(q, "-"); r.Code != 0 {
+		t.Fatalf("exit %d, stderr %q", r.Code, r.Stderr)
+	}
+	if a, err := h.Store().Ask(context.Background(), 1); err != nil || a.Question != q {
+		t.Fatalf("question %q, %v; want %q byte for byte", a.Question, err, q)
+	}
+}

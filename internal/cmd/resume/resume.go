@@ -1,0 +1,306 @@
+// Package resume is the resume command: carry each answer back to its agent
+// in a fresh spawn.
+//
+//	resume <team> [--watch] [--interval D] [--deciders LOGIN,…|@FILE] [--slack-deciders ID,…|@FILE] [--json]
+//	resume pause <team>
+//	resume unpause <team>
+//
+// One pass (for cron), or a pass every --interval with --watch. A pass first
+// resolves what a crashed pass left, then re-spawns agents whose asks were
+// answered with `ask answer`, then reads the replies to each awaiting ask on
+// GitHub (conditionally: an unchanged issue costs no rate limit), takes the
+// first qualifying answer, records it with a compare-and-set and re-spawns
+// the agent with its task, its question and the fenced answer. It prints one
+// line per resumed agent:
+//
+//	resumed ask=ID agent=NAME status=ready after=0.4s run=RUN decision=answered by=LOGIN
+//
+// Internal: the commands' own code; no user should import it.
+package resume
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/teamkit/teamkit/internal/command"
+	"github.com/teamkit/teamkit/pkg/agenttype"
+	"github.com/teamkit/teamkit/pkg/escalate"
+	"github.com/teamkit/teamkit/pkg/github"
+	"github.com/teamkit/teamkit/pkg/mailbox"
+	"github.com/teamkit/teamkit/pkg/roster"
+	"github.com/teamkit/teamkit/pkg/spawn"
+	"github.com/teamkit/teamkit/pkg/wait"
+)
+
+// App is the resume command.
+var App = New(Hooks{})
+
+// Hooks are behaviour that only tests install: the shipped binary has none.
+type Hooks struct {
+	// Crash is called at each crash point of a pass (escalate.Crash*); the
+	// end-to-end tests make it kill the process there, to prove the next
+	// pass recovers.
+	Crash func(point string)
+}
+
+// New is the resume command with hooks.
+func New(h Hooks) command.App {
+	return command.App{Build: func(env *command.Env) *cli.App { return build(env, h) }}
+}
+
+// DefaultInterval is the --watch interval.
+const DefaultInterval = 30 * time.Second
+
+func build(env *command.Env, h Hooks) *cli.App {
+	return &cli.App{
+		Name:      "resume",
+		Usage:     "carry answers back: re-spawn each agent whose ask was answered",
+		ArgsUsage: "<team>",
+		UsageText: "resume <team> [--watch] [--interval D] [--parallel N] [--deciders LOGIN,…] [--slack-deciders ID,…] [--json]\n" +
+			"resume pause|unpause <team>",
+		Description: "Deciders (who may approve): --deciders or $TEAMKIT_DECIDERS, comma-separated GitHub logins or @FILE\n" +
+			"(one login per line). GitHub: API base $GITHUB_API_URL, token $GH_TOKEN, $GITHUB_TOKEN or the gh login.\n" +
+			"Slack: each pass reads the asks in Slack with $TEAMKIT_SLACK_BOT_TOKEN, as they stand; with\n" +
+			"$TEAMKIT_SLACK_APP_TOKEN, --watch also hears Slack's events, which make it read at once. A thread reply\n" +
+			"from $TEAMKIT_SLACK_ANSWERERS or the Slack deciders answers a question, only a ✅/❌ reaction from\n" +
+			"--slack-deciders or $TEAMKIT_SLACK_DECIDERS (Slack user IDs, a,b or @FILE) decides an approval.\n" +
+			"Exit status: 0 pass done (also when paused or when another resume of the team is running),\n" +
+			"1 failure (each reported on one line; every ask concerned stays awaiting), 64 usage error.\n\n" +
+			"Examples:\n" +
+			"   resume myteam                                   # one pass, for cron\n" +
+			"   resume myteam --watch --interval 1m --deciders alice,bob\n" +
+			"   TEAMKIT_SLACK_APP_TOKEN=xapp-… resume myteam --watch --slack-deciders U0123ABCD   # also hear Slack",
+		Flags: command.Common(
+			&cli.BoolFlag{Name: "watch", Usage: "run a pass every --interval until interrupted"},
+			command.DurationFlagDefault("interval", "time `D` between --watch passes (60 = 60s, 1m)", DefaultInterval),
+			&cli.IntFlag{Name: "parallel", Value: escalate.DefaultParallel, Usage: "re-spawn up to `N` agents at once (each waits for its own handshake)"},
+			&cli.StringFlag{Name: "deciders", Usage: "`LOGINS` (comma-separated) or @FILE who may approve (default $TEAMKIT_DECIDERS)"},
+			&cli.StringFlag{Name: "slack-deciders", Usage: "Slack user `IDS` (comma-separated) or @FILE who may approve in Slack (default $TEAMKIT_SLACK_DECIDERS)"},
+		),
+		Action: func(c *cli.Context) error { return run(c, env, h) },
+		Commands: []*cli.Command{
+			{
+				Name:        "pause",
+				Usage:       "stop resuming the team's agents until unpause",
+				ArgsUsage:   "<team>",
+				UsageText:   "resume pause <team>",
+				Description: "Example:\n   resume pause myteam      # the kill-switch; --watch sees it before every pass",
+				Flags:       command.Common(),
+				Action:      func(c *cli.Context) error { return setPaused(c, env, true) },
+			},
+			{
+				Name:        "unpause",
+				Usage:       "resume the team's agents again",
+				ArgsUsage:   "<team>",
+				UsageText:   "resume unpause <team>",
+				Description: "Example:\n   resume unpause myteam",
+				Flags:       command.Common(),
+				Action:      func(c *cli.Context) error { return setPaused(c, env, false) },
+			},
+		},
+	}
+}
+
+// maxParallel bounds --parallel: each re-spawn holds a mailbox connection,
+// a change watcher and an agent booting on this host.
+const maxParallel = 64
+
+// minInterval is the shortest --interval accepted.
+const minInterval = 10 * time.Millisecond
+
+func run(c *cli.Context, env *command.Env, h Hooks) error {
+	args := c.Args().Slice()
+	if len(args) > 1 {
+		return command.Usagef("usage: resume <team> [--watch] [--interval D] [--deciders LOGIN,…] [--slack-deciders ID,…]")
+	}
+	team, _, _, err := command.Identity(env, args, 1)
+	if err != nil {
+		return err
+	}
+	interval := command.Duration(c, "interval")
+	switch {
+	case interval <= 0:
+		return command.Usagef("--interval must be positive")
+	case interval < minInterval:
+		// 1ns would spin on the mailbox (and GitHub) in a busy loop.
+		return command.Usagef("--interval %s is too short: want %s or more (say 30s, 1m)", interval, minInterval)
+	}
+	parallel := c.Int("parallel")
+	if parallel < 1 || parallel > maxParallel {
+		return command.Usagef("--parallel %d: want 1 to %d", parallel, maxParallel)
+	}
+	spec := c.String("deciders")
+	if spec == "" {
+		spec = env.Getenv("TEAMKIT_DECIDERS")
+	} else if !strings.HasPrefix(spec, "@") {
+		if _, err := escalate.ParseDeciders(spec, nil); err != nil {
+			return &command.Error{Code: command.ExitUsage, Err: fmt.Errorf("--deciders: %w", err)}
+		}
+	}
+	slackSpec := c.String("slack-deciders")
+	if slackSpec == "" {
+		slackSpec = env.Getenv(escalate.EnvSlackDeciders)
+	} else if !strings.HasPrefix(slackSpec, "@") {
+		if _, err := escalate.ParseSlackUsers("Slack deciders", slackSpec, nil); err != nil {
+			return &command.Error{Code: command.ExitUsage, Err: fmt.Errorf("--slack-deciders: %w", err)}
+		}
+	}
+	heartbeat, err := command.Heartbeat(env)
+	if err != nil {
+		return err
+	}
+	db, err := command.OpenMailbox(c.Context, c, env)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	command.NoteUnknownTeam(c.Context, env, "resume", db, team)
+	dbPath, _ := command.DBPath(c, env)
+	base := spawn.Request{
+		DBPath: dbPath, StateDir: filepath.Join(command.StateHome(env), "teamkit"), Environ: env.Environ(),
+		Host: roster.HostName(env.Getenv), Heartbeat: heartbeat,
+		// A foreground type runs on resume's terminal; its output must
+		// not mix with resume's result lines.
+		Stdin: env.Stdin, Stdout: env.Stderr, Stderr: env.Stderr,
+	}
+
+	r := &escalate.Resumer{
+		DB:   db,
+		Team: team,
+		GitHub: func() (escalate.GitHub, error) {
+			gh, err := github.New(github.Options{Getenv: env.Getenv})
+			if err != nil {
+				return nil, err
+			}
+			return gh, nil
+		},
+		Spawn:    spawner(env, db, base),
+		NewRun:   func() string { return spawn.NewRun(time.Now()) },
+		Parallel: parallel,
+		Deciders: func() (escalate.Deciders, error) { return escalate.ParseDeciders(spec, escalate.ReadListFile) },
+		Report:   reporter(c.Bool("json"), env.Stdout),
+		Stderr:   env.Stderr,
+		Prefix:   "resume",
+		Crash:    h.Crash,
+	}
+	ctx, abort := context.WithCancel(c.Context)
+	defer abort()
+	stopSlack := setupSlack(ctx, abort, env, db, r, slackSpec, c.Bool("watch"))
+	if c.Bool("watch") {
+		r.Sleep = func(ctx context.Context, d time.Duration) error {
+			stop := command.Progress(env, fmt.Sprintf("resume: watching team %s; next pass in %s, waited", team, d))
+			defer stop()
+			return wait.Sleep(ctx, d)
+		}
+		err := r.Watch(ctx, interval)
+		if serr := stopSlack(); serr != nil {
+			return command.WithHint(serr, "check "+escalate.EnvSlackAppToken+": an app-level token (xapp-…) with connections:write, of an app with Socket Mode on")
+		}
+		return err
+	}
+	stopSlack()
+	err = r.Once(c.Context)
+	var failed *escalate.FailedError
+	switch {
+	case errors.Is(err, escalate.ErrPaused):
+		fmt.Fprintf(env.Stderr, "resume: team %s is paused; nothing done (run 'resume unpause %s' to carry on)\n", team, team)
+		return nil
+	case errors.Is(err, escalate.ErrLockHeld):
+		fmt.Fprintf(env.Stderr, "resume: another resume of team %s is running; this pass does nothing\n", team)
+		return nil
+	case errors.As(err, &failed):
+		return &command.Error{Code: command.ExitFailure, Err: err, Quiet: true}
+	}
+	return err
+}
+
+// spawner re-spawns through spawn.Spawn, never replacing a live agent.
+// base is what every re-spawn of the pass shares: where the mailbox and run
+// files are, and this host, recorded with the run exactly as spawn records
+// it, so that liveness is judged by the run's identity here and by its
+// heartbeat elsewhere, and the old run is found and never doubled.
+func spawner(env *command.Env, db *mailbox.DB, base spawn.Request) escalate.Spawner {
+	return func(ctx context.Context, req escalate.SpawnRequest) (escalate.SpawnResult, error) {
+		self, err := spawn.Executable()
+		if err != nil {
+			return escalate.SpawnResult{}, err
+		}
+		r := base
+		r.Type, r.Team, r.Name, r.Task, r.Issue, r.Workdir = req.Type, req.Team, req.Name, req.Task, req.Issue, req.Workdir
+		r.ResumeOf, r.Run, r.Ask, r.Self = req.ResumeOf, req.Run, req.AskID, self
+		res, err := spawn.Spawn(ctx, db, agenttype.NewFinder(env.Getenv), r)
+		if errors.Is(err, spawn.ErrAlive) {
+			err = fmt.Errorf("%w: %w", escalate.ErrAgentBusy, err)
+		}
+		if err != nil {
+			return escalate.SpawnResult{}, err
+		}
+		return escalate.SpawnResult{Status: res.Status, Run: res.Agent.Run, After: res.After,
+			ExitCode: res.Agent.ExitCode, Log: res.Agent.Log}, nil
+	}
+}
+
+// reporter prints one line per resumed agent (one JSON object with asJSON).
+func reporter(asJSON bool, w io.Writer) func(escalate.Resumed) error {
+	return func(r escalate.Resumed) error {
+		if asJSON {
+			return command.JSON(w, r)
+		}
+		kv := []string{"ask", strconv.FormatInt(r.AskID, 10), "agent", r.Agent, "status", r.Status,
+			"after", fmt.Sprintf("%.1fs", r.AfterSeconds), "run", r.Run, "decision", r.Decision, "by", r.DecidedBy}
+		if r.Status == spawn.StatusExited {
+			code := "unknown"
+			if r.ExitCode != nil {
+				code = strconv.Itoa(*r.ExitCode)
+			}
+			kv = append(kv, "code", code, "log", r.Log)
+		}
+		var b strings.Builder
+		b.WriteString("resumed ")
+		if err := command.KV(&b, kv...); err != nil {
+			return err
+		}
+		_, err := io.WriteString(w, b.String())
+		return err
+	}
+}
+
+func setPaused(c *cli.Context, env *command.Env, paused bool) error {
+	args := c.Args().Slice()
+	if len(args) > 1 {
+		return command.Usagef("usage: resume %s <team>", c.Command.Name)
+	}
+	team, _, _, err := command.Identity(env, args, 1)
+	if err != nil {
+		return err
+	}
+	db, err := command.OpenMailbox(c.Context, c, env)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	if paused {
+		err = escalate.Pause(c.Context, db, team, env.Now())
+	} else {
+		err = escalate.Unpause(c.Context, db, team)
+	}
+	if err != nil {
+		return err
+	}
+	if c.Bool("json") {
+		return command.JSON(env.Stdout, map[string]any{"team": team, "paused": paused})
+	}
+	state := "no"
+	if paused {
+		state = "yes"
+	}
+	return command.KV(env.Stdout, "team", team, "paused", state)
+}

@@ -1,0 +1,91 @@
+package resume
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/gofrs/flock"
+
+	"github.com/teamkit/teamkit/internal/command"
+	"github.com/teamkit/teamkit/internal/command/commandtest"
+	"github.com/teamkit/teamkit/pkg/escalate"
+)
+
+func invoke(t *testing.T, vars map[string]string, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	h := &commandtest.Harness{T: t, App: App, Name: "resume", Vars: vars}
+	r := h.Run(args...)
+	return r.Code, r.Stdout, dropNotes(r.Stderr)
+}
+
+// dropNotes removes the notes a command on a fresh, empty mailbox prints
+// ("created a new mailbox", "team has no agents"): these tests are about
+// what a pass says.
+func dropNotes(s string) string {
+	var keep []string
+	for _, l := range strings.SplitAfter(s, "\n") {
+		if !strings.HasPrefix(l, "resume: note: ") {
+			keep = append(keep, l)
+		}
+	}
+	return strings.Join(keep, "")
+}
+
+func TestLockHeldAndPaused(t *testing.T) {
+	dir := t.TempDir()
+	vars := map[string]string{"TEAMKIT_DB": filepath.Join(dir, "team.db"), "XDG_STATE_HOME": dir}
+
+	// Another resume of the team holds the lock: this pass says so, exit 0.
+	held := flock.New(filepath.Join(dir, "team.db-locks", "t", escalate.LockKey+".lock"))
+	os.MkdirAll(filepath.Dir(held.Path()), 0o700)
+	if ok, err := held.TryLock(); !ok || err != nil {
+		t.Fatal(ok, err)
+	}
+	code, out, errs := invoke(t, vars, "t")
+	if code != 0 || out != "" || errs != "resume: another resume of team t is running; this pass does nothing\n" {
+		t.Errorf("lock held: %d %q %q", code, out, errs)
+	}
+	held.Unlock()
+
+	if code, out, _ := invoke(t, vars, "pause", "t"); code != 0 || out != "team=t paused=yes\n" {
+		t.Errorf("pause: %d %q", code, out)
+	}
+	code, out, errs = invoke(t, vars, "t", "--json")
+	if code != 0 || out != "" || !strings.Contains(errs, "team t is paused; nothing done") {
+		t.Errorf("paused: %d %q %q", code, out, errs)
+	}
+	if code, out, _ := invoke(t, vars, "unpause", "t"); code != 0 || out != "team=t paused=no\n" {
+		t.Errorf("unpause: %d %q", code, out)
+	}
+	if code, out, errs := invoke(t, vars, "t"); code != 0 || out != "" || errs != "" {
+		t.Errorf("empty pass: %d %q %q", code, out, errs)
+	}
+	// Usage errors.
+	for _, args := range [][]string{{}, {"t", "u"}, {"t", "--interval", "-1s"}, {"t", "--deciders", "a b"}, {"bad/team"}} {
+		if code, _, _ := invoke(t, vars, args...); code != command.ExitUsage {
+			t.Errorf("%q: exit %d, want 64", args, code)
+		}
+	}
+}
+
+func TestReportLine(t *testing.T) {
+	var out bytes.Buffer
+	code := 3
+	r := escalate.Resumed{AskID: 4, Team: "t", Agent: "w1", Status: "exited", AfterSeconds: 1.25, Run: "R",
+		Decision: "answered", DecidedBy: "carol", ExitCode: &code, Log: "/tmp/x y.log"}
+	if err := reporter(false, &out)(r); err != nil {
+		t.Fatal(err)
+	}
+	if want := "resumed ask=4 agent=w1 status=exited after=1.2s run=R decision=answered by=carol code=3 log=\"/tmp/x y.log\"\n"; out.String() != want {
+		t.Errorf("line %q\nwant %q", out.String(), want)
+	}
+	out.Reset()
+	r.Status, r.ExitCode = "ready", nil
+	reporter(true, &out)(r)
+	if !strings.HasPrefix(out.String(), `{"ask_id":4,"team":"t","agent":"w1",`) || !strings.Contains(out.String(), `"status":"ready","after_seconds":1.25,"run":"R"`) {
+		t.Errorf("json %s", out.String())
+	}
+}

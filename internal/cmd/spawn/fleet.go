@@ -1,0 +1,235 @@
+package spawn
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/teamkit/teamkit/internal/command"
+	"github.com/teamkit/teamkit/pkg/launch"
+	"github.com/teamkit/teamkit/pkg/mailbox"
+	"github.com/teamkit/teamkit/pkg/roster"
+	"github.com/teamkit/teamkit/pkg/spawn"
+	"github.com/teamkit/teamkit/pkg/text"
+)
+
+// The fleet verbs: a team at a glance, and an agent's log. They live on
+// spawn, where a user who started the agents looks for them.
+
+func listCommand(env *command.Env) *cli.Command {
+	return &cli.Command{
+		Name:      "list",
+		Usage:     "the team's agents: state, pid, unread work, open question, log",
+		ArgsUsage: "<team>",
+		UsageText: "spawn list <team> [--json]",
+		Description: "STATE is running, ready, starting, exited code=N, lost (recorded as running, but the process is gone),\n" +
+			"awaiting-human (it asked and exited; resume brings it back), failed-to-start, or never-spawned (mail waits\n" +
+			"for a name spawn never started). UNREAD and OLDEST are its unread messages and the age of the oldest.\n\n" +
+			"Examples:\n   spawn list myteam\n   spawn list myteam --json | jq -r 'select(.state == \"lost\") | .name'",
+		Flags:  command.Common(),
+		Action: func(c *cli.Context) error { return runList(c, env) },
+	}
+}
+
+func logCommand(env *command.Env) *cli.Command {
+	return &cli.Command{
+		Name:      "log",
+		Usage:     "print the log of the agent's latest run (--follow: until it ends)",
+		ArgsUsage: "<team> <name>",
+		UsageText: "spawn log <team> <name> [--follow]",
+		Description: "The log holds the agent's output (background launches) and the supervisor's notes of start and exit.\n\n" +
+			"Examples:\n   spawn log myteam w1\n   spawn log myteam w1 --follow     # like tail -f, returns when the agent's run ends",
+		Flags: []cli.Flag{command.DBFlag,
+			&cli.BoolFlag{Name: "follow", Aliases: []string{"f"}, Usage: "keep printing what is appended, until the run ends"}},
+		Action: func(c *cli.Context) error { return runLog(c, env) },
+	}
+}
+
+// listed is one agent as spawn list --json prints it: the agent contract's
+// fields, with state the observed one (roster.State), plus what it knows.
+type listed struct {
+	Team          string     `json:"team"`
+	Name          string     `json:"name"`
+	Type          string     `json:"type"`
+	Run           string     `json:"run"`
+	PID           int        `json:"pid"`
+	State         string     `json:"state"`
+	Detail        string     `json:"detail"`
+	RecordedState string     `json:"recorded_state"`
+	ExitCode      *int       `json:"exit_code"`
+	Log           string     `json:"log"`
+	Issue         string     `json:"issue"`
+	StartedAt     *time.Time `json:"started_at"`
+	Unread        int        `json:"unread"`
+	OldestUnread  *time.Time `json:"oldest_unread_at"`
+	OldestAge     *int64     `json:"oldest_unread_seconds"`
+	Ask           *listedAsk `json:"ask"`
+}
+
+type listedAsk struct {
+	ID        int64     `json:"id"`
+	Kind      string    `json:"kind"`
+	Question  string    `json:"question"`
+	CreatedAt time.Time `json:"created_at"`
+}
+
+func runList(c *cli.Context, env *command.Env) error {
+	team, _, rest, err := command.Identity(env, c.Args().Slice(), 1)
+	if err != nil {
+		return err
+	}
+	if len(rest) > 0 {
+		return command.Usagef("unexpected argument %q (usage: spawn list <team>)", rest[0])
+	}
+	db, err := command.OpenMailbox(c.Context, c, env)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	launch.RecordSpooled(c.Context, db, spawn.RunsDir(command.RunFilesOf(c, env)), team)
+	here, err := roster.At(c.Context, db, roster.HostName(env.Getenv))
+	if err != nil {
+		return err
+	}
+	entries, err := roster.Team(c.Context, db, team, here)
+	if err != nil {
+		return err
+	}
+	if len(entries) == 0 {
+		command.NoteUnknownTeam(c.Context, env, "spawn", db, team)
+	}
+	now := env.Now()
+	if c.Bool("json") {
+		for _, e := range entries {
+			if err := command.JSON(env.Stdout, toListed(team, e, now)); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	if len(entries) == 0 {
+		return nil
+	}
+	tw := tabwriter.NewWriter(env.Stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "NAME\tTYPE\tSTATE\tPID\tSTARTED\tUNREAD\tOLDEST\tASK\tLOG")
+	for _, e := range entries {
+		state := e.State
+		if e.Detail != "" && !strings.HasPrefix(e.Detail, "pid=") {
+			state += " " + e.Detail
+		}
+		typ, pid, started, log := "-", "-", "-", "-"
+		if a := e.Agent; a != nil {
+			typ, log = a.Type, a.Log
+			if a.PID > 0 {
+				pid = fmt.Sprint(a.PID)
+			}
+		}
+		if !e.Started.IsZero() {
+			started = command.FormatTime(e.Started)
+		}
+		oldest := "-"
+		if e.Unread.Count > 0 {
+			oldest = roster.Age(now.Sub(e.Unread.Oldest))
+		}
+		ask := "-"
+		if e.Ask != nil {
+			ask = fmt.Sprintf("%d %s", e.Ask.ID, env.Show(text.FirstLine(e.Ask.Question, 40)))
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\n", e.Name, typ, state, pid, started, e.Unread.Count, oldest, ask, log)
+	}
+	return tw.Flush()
+}
+
+func toListed(team string, e roster.Entry, now time.Time) listed {
+	l := listed{Team: team, Name: e.Name, State: e.State, Detail: e.Detail, Unread: e.Unread.Count}
+	if a := e.Agent; a != nil {
+		l.Type, l.Run, l.PID, l.RecordedState, l.ExitCode, l.Log, l.Issue = a.Type, a.Run, a.PID, a.State, a.ExitCode, a.Log, a.Issue
+	}
+	if !e.Started.IsZero() {
+		t := e.Started.UTC()
+		l.StartedAt = &t
+	}
+	if e.Unread.Count > 0 {
+		t := e.Unread.Oldest.UTC()
+		age := int64(now.Sub(t).Seconds())
+		l.OldestUnread, l.OldestAge = &t, &age
+	}
+	if e.Ask != nil {
+		l.Ask = &listedAsk{ID: e.Ask.ID, Kind: e.Ask.Kind, Question: e.Ask.Question, CreatedAt: e.Ask.CreatedAt.UTC()}
+	}
+	return l
+}
+
+// followPoll is how often --follow looks for more output.
+const followPoll = 200 * time.Millisecond
+
+func runLog(c *cli.Context, env *command.Env) error {
+	team, name, rest, err := command.Identity(env, c.Args().Slice(), 2)
+	if err != nil {
+		return err
+	}
+	if len(rest) > 0 {
+		return command.Usagef("unexpected argument %q (usage: spawn log <team> <name>)", rest[0])
+	}
+	db, err := command.OpenMailbox(c.Context, c, env)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	a, err := db.Agent(c.Context, team, name)
+	if errors.Is(err, mailbox.ErrNotFound) {
+		return command.WithHint(err, "spawn list "+team+" shows the team's agents")
+	}
+	if err != nil {
+		return err
+	}
+	f, err := os.Open(a.Log)
+	if err != nil {
+		return command.WithHint(fmt.Errorf("agent %s/%s run %s: %w", team, name, a.Run, err), "the log may have been pruned (inbox prune)")
+	}
+	defer f.Close()
+	if _, err := io.Copy(env.Stdout, f); err != nil {
+		return err
+	}
+	if !c.Bool("follow") {
+		return nil
+	}
+	return follow(c.Context, db, f, a, env.Stdout, roster.HostName(env.Getenv))
+}
+
+// follow copies what is appended to f until a's run ends (its supervisor
+// writes the exit note last, so nothing is missed) or ctx ends.
+func follow(ctx context.Context, db *mailbox.DB, f *os.File, a mailbox.Agent, w io.Writer, host string) error {
+	t := time.NewTicker(followPoll)
+	defer t.Stop()
+	for {
+		now, err := db.Agent(ctx, a.Team, a.Name)
+		if err != nil {
+			return err
+		}
+		here, err := roster.At(ctx, db, host)
+		if err != nil {
+			return err
+		}
+		state, _ := roster.State(&now, nil, here)
+		ended := now.Run != a.Run || !(state == roster.Running || state == roster.Ready || state == roster.Starting)
+		if _, err := io.Copy(w, f); err != nil {
+			return err
+		}
+		if ended {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-t.C:
+		}
+	}
+}

@@ -1,0 +1,409 @@
+// Package spawn is the spawn command: start an agent of a type, brief it
+// whole, and for handshake types wait until it is really ready.
+//
+//	spawn <type> <name> [--team T] [--task TEXT | --task-file F] [--issue OWNER/REPO#N]
+//	                    [--timeout D] [--workdir DIR] [--replace] [--json]
+//
+// Prints "status=ready after=Ns …" (exit 0) once a handshake type's run has
+// marked ready; "status=launched-unconfirmed …" (exit 0) at once for a type
+// without a handshake; "status=exited code=N log=PATH" (exit 2) as soon as the
+// agent exits before marking; "status=timeout" (exit 2) when the wait ends.
+//
+// Internal: the commands' own code; no user should import it.
+package spawn
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/teamkit/teamkit/internal/command"
+	"github.com/teamkit/teamkit/pkg/agenttype"
+	"github.com/teamkit/teamkit/pkg/github"
+	"github.com/teamkit/teamkit/pkg/launch"
+	"github.com/teamkit/teamkit/pkg/mailbox"
+	"github.com/teamkit/teamkit/pkg/readlimit"
+	"github.com/teamkit/teamkit/pkg/roster"
+	"github.com/teamkit/teamkit/pkg/spawn"
+)
+
+// App is the spawn command.
+var App = New(Hooks{})
+
+// Hooks are behaviour that only tests install: the shipped binary has none.
+type Hooks struct {
+	// Step is called at each step of a supervisor's start (StepBeforeOpen,
+	// then launch.Step*); the fault tests inject a fault there.
+	Step func(point string)
+}
+
+// StepBeforeOpen is the supervisor's first step: its spec read, its mailbox
+// not yet opened.
+const StepBeforeOpen = "supervisor-before-open"
+
+// New is the spawn command with hooks.
+func New(h Hooks) command.App {
+	return command.App{Build: func(env *command.Env) *cli.App { return build(env, h) }, Types: typeNames}
+}
+
+// typeNames are the types on the types path, for completion; none when the
+// path cannot be read.
+func typeNames(env *command.Env) []string {
+	list, err := agenttype.NewFinder(env.Getenv).List()
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, l := range list {
+		if !l.Shadowed {
+			out = append(out, l.Name)
+		}
+	}
+	return out
+}
+
+func build(env *command.Env, h Hooks) *cli.App {
+	return &cli.App{
+		Name:      "spawn",
+		Usage:     "start an agent of a type, briefed whole, and wait until it is really ready",
+		ArgsUsage: "<type> <name>",
+		UsageText: "spawn <type> <name> [--team T] [--task TEXT | --task-file F] [--issue OWNER/REPO#N] [--timeout D] [--workdir DIR] [--replace] [--no-auth-check] [--grace D] [--json]\n" +
+			"spawn list <team> [--json]\n" +
+			"spawn log <team> <name> [--follow]\n" +
+			"spawn stop <team> (<name> | --all) [--grace D]",
+		Description: "Types are looked up in $TEAMKIT_TYPES (colon-separated), $XDG_CONFIG_HOME/teamkit/types, then the built-in types.\n" +
+			"--timeout takes seconds (60) or a duration (10m). A type named list, log, stop or completion cannot be spawned.\n" +
+			"A type without a handshake that exits within 2s is reported as exited; an exited or timed-out spawn prints\n" +
+			"the agent's last output lines on stderr, and a timed-out agent is stopped (SIGTERM, SIGKILL after --grace).\n" +
+			"Exit status: 0 ready (or launched, for types without a handshake), 2 not ready in time or the agent exited first,\n" +
+			"1 failure, 64 usage error.\n\n" +
+			"Examples:\n" +
+			"   spawn probe w1 --team myteam\n" +
+			"   spawn claude w2 --team myteam --task-file task.md --issue octo/app#12 --timeout 600\n" +
+			"   spawn list myteam",
+		Flags: command.Common(
+			&cli.StringFlag{Name: "team", Usage: "team `T` (default $TEAMKIT_TEAM)"},
+			&cli.StringFlag{Name: "task", Usage: "the task `TEXT`, placed in the briefing byte for byte"},
+			&cli.StringFlag{Name: "task-file", Usage: "read the task from `FILE` (- for stdin)"},
+			&cli.StringFlag{Name: "issue", Usage: "the GitHub issue the agent works on, `OWNER/REPO#N`"},
+			timeoutFlag(),
+			&cli.StringFlag{Name: "workdir", Usage: "the agent's working `DIR` (default: the current directory)"},
+			&cli.BoolFlag{Name: "replace", Usage: "stop a live agent of the same name first"},
+			&cli.BoolFlag{Name: "no-auth-check", Usage: "launch even when none of the type's keys or login files is found"},
+			graceFlag(),
+		),
+		Action: func(c *cli.Context) error { return run(c, env) },
+		Commands: []*cli.Command{
+			listCommand(env),
+			logCommand(env),
+			stopCommand(env),
+			{
+				// The supervisor of one agent run; spawn starts it, never a user.
+				Name:   "__run",
+				Hidden: true,
+				Action: func(c *cli.Context) error { return supervise(c, env, h) },
+			},
+			{
+				// The guard of one run's supervisor; the supervisor starts it.
+				Name:   "__guard",
+				Hidden: true,
+				Action: func(c *cli.Context) error { return guard(c, env) },
+			},
+		},
+	}
+}
+
+// timeoutFlag is --timeout: plain numbers are seconds, like ready_timeout.
+func timeoutFlag() cli.Flag {
+	f := command.DurationFlag("timeout", "wait at most `D` for the ready mark (60 = 60s, 10m)")
+	f.DefaultText = "the larger of the type's ready_timeout and 300s"
+	return f
+}
+
+// Options is one `spawn <type> <name>`, parsed and checked; run acts on it.
+type Options struct {
+	// Request is the spawn, all but what comes from the open mailbox.
+	Request spawn.Request
+	JSON    bool
+	// Self finds the spawn executable to start as the supervisor; called
+	// only when a run is launched.
+	Self func() (string, error)
+}
+
+func run(c *cli.Context, env *command.Env) error {
+	return command.ParseThenRun(c, env, parseSpawn, (*Options).run)
+}
+
+// parseSpawn reads the command line, the environment and, for --task-file,
+// the task, and checks every name before anything is touched.
+func parseSpawn(c *cli.Context, env *command.Env) (*Options, error) {
+	args := c.Args().Slice()
+	if len(args) > 0 {
+		// "spawn lst myteam" is a mistyped verb, not a type called lst.
+		if _, err := agenttype.NewFinder(env.Getenv).Find(args[0]); errors.Is(err, agenttype.ErrUnknownType) {
+			if verb := command.NearVerb(c.App, args[0]); verb != "" {
+				return nil, command.WithHint(command.Usagef("unknown type or command %q", args[0]), "did you mean 'spawn "+verb+"'?")
+			}
+			return nil, explain(err, env)
+		}
+	}
+	if len(args) != 2 {
+		return nil, command.Usagef("usage: spawn <type> <name> [--team T] [--task TEXT]")
+	}
+	team := c.String("team")
+	if team == "" {
+		team = env.Getenv("TEAMKIT_TEAM")
+	}
+	if team == "" {
+		return nil, command.Usagef("missing --team (or set TEAMKIT_TEAM)")
+	}
+	for _, n := range [][2]string{{"type", args[0]}, {"team", team}, {"agent", args[1]}} {
+		if err := command.CheckName(n[0], n[1]); err != nil {
+			return nil, err
+		}
+	}
+	task := c.String("task")
+	if command.Duration(c, "timeout") < 0 {
+		return nil, command.Usagef("--timeout must be positive")
+	}
+	if f := c.String("task-file"); f != "" {
+		if task != "" {
+			return nil, command.Usagef("give --task or --task-file, not both")
+		}
+		// At most the largest task checkTask accepts, a message body's
+		// limit: /dev/zero or an endless pipe is refused, not read until
+		// memory runs out. A pipe is a fine task file (`<(cmd)`).
+		// A FIFO with no writer (or a stdin nobody writes) blocks in the
+		// kernel, where no context reaches: SIGTERM still ends the spawn.
+		var data []byte
+		err := command.Interruptible(c.Context, func() error {
+			var err error
+			if f == "-" {
+				data, err = readlimit.Read(env.Stdin, mailbox.MaxBody)
+			} else {
+				data, err = readlimit.File(f, mailbox.MaxBody)
+			}
+			return err
+		})
+		if cerr := c.Context.Err(); cerr != nil {
+			return nil, cerr
+		}
+		var tooLarge *readlimit.TooLargeError
+		if errors.As(err, &tooLarge) {
+			return nil, &command.Error{Code: command.ExitUsage, Err: fmt.Errorf("--task-file %s: %w", f, tooLarge)}
+		}
+		if err != nil {
+			return nil, command.WithHint(fmt.Errorf("read task file: %w", err), "--task-file names a file holding the task text")
+		}
+		task = string(data)
+	}
+	if err := checkTask(task); err != nil {
+		return nil, err
+	}
+	issue := c.String("issue")
+	if issue != "" {
+		if _, err := github.ParseIssueRef(issue); err != nil {
+			return nil, &command.Error{Code: command.ExitUsage, Err: err}
+		}
+	}
+	heartbeat, err := command.Heartbeat(env)
+	if err != nil {
+		return nil, err
+	}
+	grace, err := graceOf(c)
+	if err != nil {
+		return nil, err
+	}
+	dbPath, _ := command.DBPath(c, env)
+	return &Options{
+		Request: spawn.Request{
+			Type: args[0], Team: team, Name: args[1], Task: task, Issue: issue,
+			Workdir: c.String("workdir"), Timeout: command.Duration(c, "timeout"), Replace: c.Bool("replace"), NoAuthCheck: c.Bool("no-auth-check"),
+			DBPath: dbPath, StateDir: filepath.Join(command.StateHome(env), "teamkit"),
+			Environ: env.Environ(),
+			Host:    roster.HostName(env.Getenv), Heartbeat: heartbeat, Grace: grace,
+			Stdin: env.Stdin, Stdout: env.Stdout, Stderr: env.Stderr,
+		},
+		JSON: c.Bool("json"),
+		Self: spawn.Executable,
+	}, nil
+}
+
+// run spawns the agent into db and reports how the spawn ended: exit 2
+// when the agent exited or timed out before it was ready.
+func (o *Options) run(ctx context.Context, env *command.Env, db *mailbox.DB) error {
+	req := o.Request
+	if known, err := db.TeamKnown(ctx, req.Team); err == nil && !known {
+		// A new team is fine; a misspelt --team should not pass unseen.
+		fmt.Fprintf(env.Stderr, "spawn: note: team %q is new: no agents and no messages in %s yet\n", req.Team, db.Path())
+	}
+	self, err := o.Self()
+	if err != nil {
+		return err
+	}
+	req.Self = self
+	req.Waiting = func() func() {
+		return command.Progress(env, fmt.Sprintf("spawn: waiting for %s/%s to mark ready", req.Team, req.Name))
+	}
+	res, err := spawn.Spawn(ctx, db, agenttype.NewFinder(env.Getenv), req)
+	if err != nil {
+		return explain(err, env)
+	}
+	if err := report(o.JSON, env, res); err != nil {
+		return err
+	}
+	for _, line := range res.Output {
+		fmt.Fprintf(env.Stderr, "spawn: agent output: %s\n", line)
+	}
+	if hint := timeoutHint(res); hint != "" {
+		fmt.Fprintf(env.Stderr, "spawn: hint: %s\n", hint)
+	}
+	if res.Status == spawn.StatusExited || res.Status == spawn.StatusTimeout {
+		return command.Condition()
+	}
+	return nil
+}
+
+// checkTask applies the mailbox's text rules to the task: it travels in the
+// briefing and in the agent record, and must do so unmangled.
+func checkTask(task string) error {
+	if task == "" {
+		return nil
+	}
+	if err := mailbox.CheckBody(task); err != nil {
+		return &command.Error{Code: command.ExitUsage, Err: fmt.Errorf("task: %w", err)}
+	}
+	return nil
+}
+
+func explain(err error, env *command.Env) error {
+	var unknown *agenttype.UnknownTypeError
+	switch {
+	case errors.As(err, &unknown):
+		var names []string
+		list, _ := agenttype.NewFinder(env.Getenv).List()
+		for _, l := range list {
+			names = append(names, l.Name)
+		}
+		if best := command.Nearest(unknown.Name, names); best != "" {
+			return command.WithHint(err, "did you mean '"+best+"'?")
+		}
+		return command.WithHint(err, "add the type under $XDG_CONFIG_HOME/teamkit/types/<type>/ or a directory on $TEAMKIT_TYPES")
+	case errors.Is(err, agenttype.ErrMalformed):
+		return command.WithHint(err, "see the type.conf reference in the README")
+	}
+	return err
+}
+
+// timeoutHint says what to check after a timeout the agent's output does
+// not explain: a CLI that only said it could not reach its model, or one
+// that said nothing at all.
+func timeoutHint(res spawn.Result) string {
+	a := res.Agent
+	switch {
+	case res.Status != spawn.StatusTimeout:
+		return ""
+	case res.Offline:
+		return fmt.Sprintf("the agent's CLI could not reach its model and kept waiting, so it was stopped: check the network, a proxy (HTTPS_PROXY), and the API's base URL; `spawn log %s %s` shows its output", a.Team, a.Name)
+	case len(res.Output) == 0:
+		return fmt.Sprintf("the agent printed nothing: check its key or login, that its model's API is reachable, and that the CLI runs by hand (the command is in `spawn log %s %s`); a slow first turn needs a longer --timeout", a.Team, a.Name)
+	}
+	return ""
+}
+
+// reason is why a spawn ended early, "" when its status says it all.
+func reason(res spawn.Result) string {
+	if res.Offline {
+		return "offline"
+	}
+	return ""
+}
+
+func report(asJSON bool, env *command.Env, res spawn.Result) error {
+	a := res.Agent
+	after := fmt.Sprintf("%.1fs", res.After.Seconds())
+	if asJSON {
+		return command.JSON(env.Stdout, struct {
+			Status       string        `json:"status"`
+			AfterSeconds float64       `json:"after_seconds"`
+			Briefing     string        `json:"briefing"`
+			Agent        mailbox.Agent `json:"agent"`
+			Reason       string        `json:"reason,omitempty"`
+		}{res.Status, res.After.Seconds(), res.Briefing, a, reason(res)})
+	}
+	kv := []string{"status", res.Status}
+	switch res.Status {
+	case spawn.StatusExited:
+		code := "unknown"
+		if a.ExitCode != nil {
+			code = fmt.Sprint(*a.ExitCode)
+		}
+		kv = append(kv, "code", code, "log", a.Log, "after", after)
+	default:
+		kv = append(kv, "after", after)
+	}
+	kv = append(kv, "agent", a.Name, "team", a.Team, "type", a.Type, "run", a.Run, "pid", fmt.Sprint(a.PID))
+	if res.Status != spawn.StatusExited {
+		kv = append(kv, "log", a.Log)
+	}
+	if r := reason(res); r != "" {
+		kv = append(kv, "reason", r)
+	}
+	return command.KV(env.Stdout, kv...)
+}
+
+// supervise is the hidden "__run SPEC" verb: run one agent to its end and
+// record how it ended. Its own exit code is the agent's.
+func supervise(c *cli.Context, env *command.Env, h Hooks) error {
+	if c.NArg() != 1 {
+		return command.Usagef("usage: spawn __run <spec>")
+	}
+	specPath := c.Args().First()
+	spec, err := launch.ReadSpec(specPath)
+	if err != nil {
+		return err
+	}
+	// The spec holds the spawner's whole environment, secrets included;
+	// it has served its purpose once read.
+	os.Remove(specPath)
+	spec.Self, err = os.Executable()
+	if err != nil {
+		return err
+	}
+	spec.Environ, spec.Pane = env.Environ(), env.Getenv("TMUX_PANE")
+	if h.Step != nil {
+		spec.Step = h.Step
+		h.Step(StepBeforeOpen)
+	}
+	// A supervisor that cannot open the mailbox starts nothing: no run is
+	// up unrecorded, and an answer it carries stays pending for resume.
+	db, err := command.OpenMailboxAt(c.Context, c, env, spec.DB)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	code, err := launch.Supervise(c.Context, spec, db, env.Stdout, env.Stderr, env.Stdin)
+	if err != nil {
+		return err
+	}
+	if code != 0 {
+		return &command.Error{Code: code, Quiet: true}
+	}
+	return nil
+}
+
+// guard is the hidden "__guard" verb: watch one run's supervisor, and stop
+// and record the run if the supervisor dies (launch.Guard). Its spec comes
+// on stdin, never on its command line, which anyone on the host can read.
+func guard(c *cli.Context, env *command.Env) error {
+	if c.NArg() != 0 {
+		return command.Usagef("usage: spawn __guard (the run's spec on stdin)")
+	}
+	return launch.Guard(env.Stdin, func(ctx context.Context, path string) (*mailbox.DB, error) {
+		return command.OpenMailboxAt(ctx, c, env, path)
+	})
+}

@@ -1,0 +1,43 @@
+package spawn_test
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/teamkit/teamkit/internal/cmd/spawn"
+	"github.com/teamkit/teamkit/internal/command/commandtest"
+)
+
+// Everything wrong with a spawn's command line is refused with a usage
+// error before it touches the mailbox: the database file is never created.
+// (Spawns that launch are in launch_test.go.)
+func TestSpawnRefusedBeforeTheMailbox(t *testing.T) {
+	h := commandtest.New(t, "spawn", spawn.App)
+	missing := filepath.Join(t.TempDir(), "no-such-task.md")
+	for _, c := range []struct {
+		args  []string
+		stdin string
+		code  int
+		want  string
+	}{
+		{[]string{"probe"}, "", 64, "usage: spawn <type> <name>"},
+		{[]string{"probe", "w1"}, "", 64, "missing --team (or set TEAMKIT_TEAM)"},
+		{[]string{"probe", "w/1", "--team", "t"}, "", 64, `agent name "w/1" must match`},
+		{[]string{"pro be", "w1", "--team", "t"}, "", 64, `type name "pro be" must match`},
+		{[]string{"probe", "w1", "--team", "t", "--task", "a", "--task-file", "-"}, "", 64, "give --task or --task-file, not both"},
+		{[]string{"probe", "w1", "--team", "t", "--task-file", missing}, "", 1, "--task-file names a file holding the task text"},
+		{[]string{"probe", "w1", "--team", "t", "--task-file", "-"}, "bad \x00 byte", 64, "spawn: error: task:"},
+		{[]string{"probe", "w1", "--team", "t", "--issue", "octo/repo"}, "", 64, "spawn: error:"},
+		{[]string{"probe", "w1", "--team", "t", "--timeout", "-5s"}, "", 64, "spawn: error:"},
+	} {
+		r := h.RunIn(c.stdin, c.args...)
+		if r.Code != c.code || !strings.Contains(r.Stderr, c.want) || r.Stdout != "" {
+			t.Errorf("spawn %q: exit %d, stdout %q, stderr %q; want %d and %q", c.args, r.Code, r.Stdout, r.Stderr, c.code, c.want)
+		}
+	}
+	if _, err := os.Stat(h.DB); !os.IsNotExist(err) {
+		t.Errorf("a refused spawn touched the mailbox %s (%v)", h.DB, err)
+	}
+}
