@@ -17,7 +17,7 @@ import (
 	"github.com/rogpeppe/go-internal/testscript"
 
 	"github.com/teamkit/teamkit/internal/pgtest"
-	spawnpkg "github.com/teamkit/teamkit/pkg/spawn"
+	"github.com/teamkit/teamkit/pkg/mailbox"
 )
 
 type clusterKey struct{}
@@ -80,7 +80,7 @@ func pgServer(ts *testscript.TestScript, neg bool, args []string) {
 		u, err := c.URL()
 		ts.Check(err)
 		ts.Setenv("TEAMKIT_DB", u)
-		ts.Setenv("RUNS", spawnpkg.RunsDir(filepath.Join(ts.Getenv("WORK"), "state", "teamkit"), u))
+		ts.Setenv("RUNS", mailbox.RunsDir(filepath.Join(ts.Getenv("WORK"), "state", "teamkit"), u))
 		ts.Value(clusterKey{}).(*ownCluster).c = c
 	case "stop", "start":
 		c := ts.Value(clusterKey{}).(*ownCluster).c

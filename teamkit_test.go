@@ -25,7 +25,7 @@ import (
 	"github.com/teamkit/teamkit/internal/command"
 	"github.com/teamkit/teamkit/internal/githubtest"
 	"github.com/teamkit/teamkit/internal/pgtest"
-	spawnpkg "github.com/teamkit/teamkit/pkg/spawn"
+	"github.com/teamkit/teamkit/pkg/mailbox"
 )
 
 // The end-to-end scripts in testdata/script run the real commands, as a
@@ -147,7 +147,7 @@ func scriptParams(t *testing.T, dir string, files []string) testscript.Params {
 				e.Setenv("TEAMKIT_DB", u)
 			}
 			// Where spawn keeps this mailbox's run files, for the scripts.
-			e.Setenv("RUNS", spawnpkg.RunsDir(filepath.Join(work, "state", "teamkit"), e.Getenv("TEAMKIT_DB")))
+			e.Setenv("RUNS", mailbox.RunsDir(filepath.Join(work, "state", "teamkit"), e.Getenv("TEAMKIT_DB")))
 			e.Setenv("USER", "tester")
 			root, err := os.Getwd() // the repository root, where this file is
 			if err != nil {

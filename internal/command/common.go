@@ -42,19 +42,20 @@ func DBPath(c *cli.Context, env *Env) (path string, explicit bool) {
 	if p := env.Getenv("TEAMKIT_DB"); p != "" {
 		return p, true
 	}
-	return filepath.Join(StateHome(env), "teamkit", "teamkit.db"), false
+	return filepath.Join(StateDir(env), "teamkit.db"), false
 }
 
-// RunFilesOf is what spawn.RunsDir takes to find where the mailbox's run
-// files live: teamkit's state directory, and the mailbox as an absolute
-// path (or its URL).
-func RunFilesOf(c *cli.Context, env *Env) (stateDir, dbPath string) {
-	dbPath, _ = DBPath(c, env)
-	if abs, err := filepath.Abs(dbPath); err == nil && !strings.Contains(dbPath, "://") {
-		dbPath = abs
-	}
-	return filepath.Join(StateHome(env), "teamkit"), dbPath
+// RunsDir is where the run files of the command's mailbox live
+// (mailbox.RunsDir).
+func RunsDir(c *cli.Context, env *Env) string {
+	db, _ := DBPath(c, env)
+	return mailbox.RunsDir(StateDir(env), db)
 }
+
+// StateDir is teamkit's own directory under StateHome: the default
+// mailbox, the run files of a mailbox that is a URL, built-in types
+// written out.
+func StateDir(env *Env) string { return filepath.Join(StateHome(env), "teamkit") }
 
 // StateHome is $XDG_STATE_HOME, else the OS's place for per-user
 // application state where it has one (%LOCALAPPDATA% on Windows), else
@@ -115,7 +116,7 @@ func openMailbox(ctx context.Context, c *cli.Context, env *Env, path string, exp
 	}
 	_, statErr := os.Stat(path)
 	db, err := mailbox.Open(ctx, path, opts)
-	isFile := !strings.Contains(path, "://")
+	isFile := !mailbox.IsURL(path)
 	if err == nil && explicit && (isFile && errors.Is(statErr, fs.ErrNotExist) || !isFile && db.Created()) {
 		// A mistyped TEAMKIT_DB would otherwise pass for an empty team.
 		// (db.Path is a URL without its password.)

@@ -130,7 +130,7 @@ func printWords(c *cli.Context, words []string) {
 // completion never creates one: a missing SQLite file completes nothing.
 func withMailbox(c *cli.Context, env *Env, f func(context.Context, *mailbox.DB) ([]string, error)) []string {
 	path, _ := DBPath(c, env)
-	if !mailbox.IsPostgres(path) {
+	if !mailbox.IsURL(path) {
 		if st, err := os.Stat(path); err != nil || !st.Mode().IsRegular() {
 			return nil
 		}

@@ -42,7 +42,10 @@ var core = sync.OnceValue(func() *template.Template {
 	return template.Must(template.New(CoreTemplate).Option("missingkey=error").Parse(coreText))
 })
 
-// Data is what a briefing template can refer to.
+// Data is what a briefing template can refer to. It has no mailbox: a
+// postgres:// URL can carry a password, and a briefing may travel in argv
+// or sit in a log; the agent finds its mailbox through TEAMKIT_DB, which
+// spawn exports, and every teamkit command it runs reads it from there.
 type Data struct {
 	Team string
 	Name string
@@ -53,10 +56,6 @@ type Data struct {
 	// Task is placed in the briefing byte for byte (text/template escapes
 	// nothing); when empty, the briefing has no task section.
 	Task string
-	// DB is the mailbox the agent uses. The shared instructions leave it out,
-	// because a postgres URL can carry a password and a briefing may travel in
-	// argv or sit in a log; the agent finds its mailbox through TEAMKIT_DB.
-	DB string
 	// Monitor is true when a push monitor watches the agent's inbox; when
 	// false the briefing says plainly that the agent must poll.
 	Monitor bool

@@ -11,7 +11,7 @@ import (
 const onlyCore = `{{template "teamkit" .}}`
 
 func data() Data {
-	return Data{Team: "alpha", Name: "w1", Type: "codex", Run: "r-42", DB: "/state/teamkit.db", Task: "fix the bug"}
+	return Data{Team: "alpha", Name: "w1", Type: "codex", Run: "r-42", Task: "fix the bug"}
 }
 
 func render(t *testing.T, tmpl string, d Data) string {
@@ -113,11 +113,11 @@ func TestRenderTaskByteExact(t *testing.T) {
 }
 
 func TestRenderTypeTemplate(t *testing.T) {
-	out := render(t, "Before.\n{{template \"teamkit\" .}}\nHint for {{.Type}}; mailbox {{.DB}}.\n", data())
+	out := render(t, "Before.\n{{template \"teamkit\" .}}\nHint for {{.Type}} in {{.Team}}.\n", data())
 	if !strings.HasPrefix(out, "Before.\n# Your teamkit briefing") {
 		t.Errorf("type text before the core misplaced:\n%.80s", out)
 	}
-	if !strings.HasSuffix(out, "Hint for codex; mailbox /state/teamkit.db.\n") {
+	if !strings.HasSuffix(out, "Hint for codex in alpha.\n") {
 		t.Errorf("type hint missing:\n%s", out)
 	}
 }
@@ -139,6 +139,8 @@ func TestRenderErrors(t *testing.T) {
 		{"{{template \"missing\" .}}", "missing"},
 		{"{{.Task", "unclosed action"},
 		{"{{index .Team 99}}", "index out of range"},
+		// The mailbox (a URL may hold a password) is no template's to print.
+		{"{{.DB}}", "DB"},
 		{"", "empty briefing"},
 		{"  {{/* only a comment */}}\n", "empty briefing"},
 		{`{{if false}}x{{end}}`, "empty briefing"},

@@ -208,8 +208,16 @@ func queryStrings(ctx context.Context, tx *sql.Tx, q string, args ...any) ([]str
 	return out, rows.Err()
 }
 
-// IsPostgres reports whether db (a --db or TEAMKIT_DB value) names a
-// PostgreSQL database rather than a SQLite file.
+// IsURL reports whether db (a --db or TEAMKIT_DB value) is a URL rather
+// than a SQLite file path: the one answer every command and package takes
+// to "file or URL?". A file may be made absolute, stat'ed and created, and
+// has its run files beside it (RunsDir); a URL is used as given. Any
+// scheme counts, so that "mysql://…" is refused by Open as a URL no
+// backend serves, never created as a file of that name.
+func IsURL(db string) bool { return strings.Contains(db, "://") }
+
+// IsPostgres reports whether db (a --db or TEAMKIT_DB value) is a URL the
+// PostgreSQL backend serves.
 func IsPostgres(db string) bool {
 	return strings.HasPrefix(db, "postgres://") || strings.HasPrefix(db, "postgresql://")
 }
@@ -226,11 +234,11 @@ func Open(ctx context.Context, path string, o Options) (*DB, error) {
 	var d *DB
 	var err error
 	_, statErr := os.Stat(path)
-	created := !IsPostgres(path) && errors.Is(statErr, fs.ErrNotExist)
+	created := !IsURL(path) && errors.Is(statErr, fs.ErrNotExist)
 	switch {
 	case IsPostgres(path):
 		d, err = openPostgres(ctx, path, o)
-	case strings.Contains(path, "://"):
+	case IsURL(path):
 		return nil, &Error{Op: "open mailbox", Path: redact(path), Kind: ErrBackend,
 			Err: errors.New("not a postgres:// URL or a file path")}
 	default:

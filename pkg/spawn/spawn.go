@@ -160,7 +160,7 @@ func Spawn(ctx context.Context, db *mailbox.DB, finder agenttype.Finder, req Req
 		}
 	}
 	dbPath := req.DBPath
-	if !mailbox.IsPostgres(dbPath) {
+	if !mailbox.IsURL(dbPath) {
 		if dbPath, err = filepath.Abs(dbPath); err != nil {
 			return Result{}, err
 		}
@@ -187,7 +187,7 @@ func Spawn(ctx context.Context, db *mailbox.DB, finder agenttype.Finder, req Req
 	if run == "" {
 		run = NewRun(time.Now())
 	}
-	runDir := AgentRunDir(RunsDir(req.StateDir, dbPath), req.Team, req.Name)
+	runDir := mailbox.AgentRunDir(mailbox.RunsDir(req.StateDir, dbPath), req.Team, req.Name)
 	if err := os.MkdirAll(runDir, 0o700); err != nil {
 		return Result{}, fmt.Errorf("create run directory: %w", err)
 	}
@@ -226,7 +226,7 @@ func Spawn(ctx context.Context, db *mailbox.DB, finder agenttype.Finder, req Req
 	cmds := Commands(req.Environ, req.Self)
 	text, err := briefing.Render(t.Source+"/"+t.Name+"/template.md", t.Template, briefing.Data{
 		Team: req.Team, Name: req.Name, Type: t.Name, Run: run, Issue: req.Issue, Task: req.Task,
-		DB: dbPath, Monitor: t.Conf.Monitor, Commands: cmds,
+		Monitor: t.Conf.Monitor, Commands: cmds,
 	})
 	if err != nil {
 		return Result{}, err

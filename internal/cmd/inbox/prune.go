@@ -7,7 +7,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/teamkit/teamkit/internal/command"
-	"github.com/teamkit/teamkit/pkg/spawn"
+	"github.com/teamkit/teamkit/pkg/mailbox"
 )
 
 // runPrune removes a team's read messages sent more than --older ago, never
@@ -43,10 +43,10 @@ func runPrune(c *cli.Context, env *command.Env) error {
 	if err != nil {
 		return err
 	}
-	runsDir := spawn.RunsDir(command.RunFilesOf(c, env))
+	runsDir := command.RunsDir(c, env)
 	files := []string{}
 	for _, a := range agents {
-		f, err := spawn.OldRunFiles(runsDir, a, cutoff)
+		f, err := mailbox.OldRunFiles(runsDir, a, cutoff)
 		if err != nil {
 			return err
 		}

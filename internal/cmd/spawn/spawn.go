@@ -17,7 +17,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 
 	"github.com/urfave/cli/v2"
 
@@ -223,7 +222,7 @@ func parseSpawn(c *cli.Context, env *command.Env) (*Options, error) {
 		Request: spawn.Request{
 			Type: args[0], Team: team, Name: args[1], Task: task, Issue: issue,
 			Workdir: c.String("workdir"), Timeout: command.Duration(c, "timeout"), Replace: c.Bool("replace"), NoAuthCheck: c.Bool("no-auth-check"),
-			DBPath: dbPath, StateDir: filepath.Join(command.StateHome(env), "teamkit"),
+			DBPath: dbPath, StateDir: command.StateDir(env),
 			Environ: env.Environ(),
 			Host:    roster.HostName(env.Getenv), Heartbeat: heartbeat, Grace: grace,
 			Stdin: env.Stdin, Stdout: env.Stdout, Stderr: env.Stderr,

@@ -72,7 +72,7 @@ func stop(c *cli.Context, env *command.Env) error {
 		return err
 	}
 	defer db.Close()
-	o := spawn.StopOptions{Host: roster.HostName(env.Getenv), Grace: grace, RunsDir: spawn.RunsDir(command.RunFilesOf(c, env))}
+	o := spawn.StopOptions{Host: roster.HostName(env.Getenv), Grace: grace, RunsDir: command.RunsDir(c, env)}
 	launch.RecordSpooled(c.Context, db, o.RunsDir, team)
 	var got []mailbox.Agent
 	var errs []error

@@ -25,7 +25,6 @@ import (
 	"github.com/teamkit/teamkit/pkg/launch"
 	"github.com/teamkit/teamkit/pkg/mailbox"
 	"github.com/teamkit/teamkit/pkg/roster"
-	"github.com/teamkit/teamkit/pkg/spawn"
 	"github.com/teamkit/teamkit/pkg/text"
 )
 
@@ -100,7 +99,7 @@ func run(c *cli.Context, env *command.Env) error {
 		return err
 	}
 	defer db.Close()
-	launch.RecordSpooled(c.Context, db, spawn.RunsDir(command.RunFilesOf(c, env)), team)
+	launch.RecordSpooled(c.Context, db, command.RunsDir(c, env), team)
 	now := env.Now()
 	here, err := roster.At(c.Context, db, roster.HostName(env.Getenv))
 	if err != nil {

@@ -1,4 +1,4 @@
-package spawn
+package mailbox
 
 import (
 	"crypto/sha256"
@@ -8,23 +8,31 @@ import (
 	"sort"
 	"strings"
 	"time"
-
-	"github.com/teamkit/teamkit/pkg/mailbox"
 )
 
-// RunsDir is where the run files (briefings, logs, launch specs) of the
-// mailbox at dbPath live: beside the mailbox, in "<db>-runs/", as its lock
-// files live in "<db>-locks/". Run files follow their mailbox, so two
-// mailboxes (a temporary TEAMKIT_DB, say) never mix their briefings and
-// logs, whatever XDG_STATE_HOME says. A mailbox that is not a file (a
-// database URL) gets a directory of its own under stateDir/runs, named by a
-// hash of the URL.
-func RunsDir(stateDir, dbPath string) string {
-	if strings.Contains(dbPath, "://") {
-		sum := sha256.Sum256([]byte(dbPath))
+// Run files are what spawn leaves for each run of an agent on the host
+// that launched it: the briefing, the log, the launch spec. Where they live
+// is the mailbox's to say, as where its lock files live is, so that every
+// command (spawn writes them; inbox prune removes them; stale, spawn list
+// and stop read them) finds them from the mailbox's location alone.
+
+// RunsDir is where the run files of the mailbox at db (a --db or
+// TEAMKIT_DB value) live: beside the mailbox, in "<db>-runs/", as its lock
+// files live in "<db>-locks/" (a relative path is made absolute first).
+// Run files follow their mailbox, so two mailboxes (a temporary
+// TEAMKIT_DB, say) never mix their briefings and logs, whatever
+// XDG_STATE_HOME says. A mailbox that is not a file (a database URL) gets
+// a directory of its own under stateDir/runs (stateDir is teamkit's state
+// directory), named by a hash of the URL.
+func RunsDir(stateDir, db string) string {
+	if IsURL(db) {
+		sum := sha256.Sum256([]byte(db))
 		return filepath.Join(stateDir, "runs", hex.EncodeToString(sum[:8]))
 	}
-	return dbPath + "-runs"
+	if abs, err := filepath.Abs(db); err == nil {
+		db = abs
+	}
+	return db + "-runs"
 }
 
 // AgentRunDir holds the run files of one agent.
@@ -50,7 +58,7 @@ func Runs(runsDir, team, name string) []string {
 // every file of an earlier run last written before cutoff, and those of the
 // current run too once the agent has exited (or failed to start) before
 // cutoff. A live agent's current run is never listed.
-func OldRunFiles(runsDir string, a mailbox.Agent, cutoff time.Time) ([]string, error) {
+func OldRunFiles(runsDir string, a Agent, cutoff time.Time) ([]string, error) {
 	dir := AgentRunDir(runsDir, a.Team, a.Name)
 	entries, err := os.ReadDir(dir)
 	if os.IsNotExist(err) {
@@ -59,7 +67,7 @@ func OldRunFiles(runsDir string, a mailbox.Agent, cutoff time.Time) ([]string, e
 	if err != nil {
 		return nil, err
 	}
-	ended := (a.State == mailbox.StateExited || a.State == mailbox.StateFailed) && a.UpdatedAt.Before(cutoff)
+	ended := (a.State == StateExited || a.State == StateFailed) && a.UpdatedAt.Before(cutoff)
 	byRun := map[string][]string{}
 	newest := map[string]time.Time{}
 	for _, e := range entries {
