@@ -218,7 +218,7 @@ func parseSpawn(c *cli.Context, env *command.Env) (*Options, error) {
 		return nil, err
 	}
 	dbPath, _ := command.DBPath(c, env)
-	return &Options{
+	o := &Options{
 		Request: spawn.Request{
 			Type: args[0], Team: team, Name: args[1], Task: task, Issue: issue,
 			Workdir: c.String("workdir"), Timeout: command.Duration(c, "timeout"), Replace: c.Bool("replace"), NoAuthCheck: c.Bool("no-auth-check"),
@@ -229,7 +229,13 @@ func parseSpawn(c *cli.Context, env *command.Env) (*Options, error) {
 		},
 		JSON: c.Bool("json"),
 		Self: spawn.Executable,
-	}, nil
+	}
+	// The type, the workdir, the CLI and its key are refused here, before
+	// the mailbox is opened: a spawn that cannot start creates nothing.
+	if err := spawn.Check(agenttype.NewFinder(env.Getenv), o.Request); err != nil {
+		return nil, explain(err, env)
+	}
+	return o, nil
 }
 
 // run spawns the agent into db and reports how the spawn ended: exit 2

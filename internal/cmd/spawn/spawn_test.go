@@ -41,3 +41,42 @@ func TestSpawnRefusedBeforeTheMailbox(t *testing.T) {
 		t.Errorf("a refused spawn touched the mailbox %s (%v)", h.DB, err)
 	}
 }
+
+// A spawn that cannot start (a type unknown or broken, a workdir missing,
+// the type's CLI not installed, its key not set) is refused before the
+// mailbox is opened, as a bad command line is: no mailbox is created for it.
+func TestSpawnThatCannotStartCreatesNoMailbox(t *testing.T) {
+	types := t.TempDir()
+	for name, conf := range map[string]string{
+		"broken": "command=/bin/true\nboot=stdin\nlaunch=sideways\n",
+		"nocli":  "command=teamkit-no-such-cli --go\nboot=stdin\n",
+		"keyed":  "command=/bin/true\nboot=stdin\nauth_env=TEAMKIT_TEST_NO_SUCH_KEY\n",
+	} {
+		if err := os.MkdirAll(filepath.Join(types, name), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(types, name, "type.conf"), []byte(conf), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	h := commandtest.New(t, "spawn", spawn.App)
+	h.Vars["TEAMKIT_TYPES"] = types
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"nosuch", "w1", "--team", "t"}, `unknown type "nosuch"`},
+		{[]string{"broken", "w1", "--team", "t"}, "launch"},
+		{[]string{"nocli", "w1", "--team", "t"}, "teamkit-no-such-cli"},
+		{[]string{"keyed", "w1", "--team", "t"}, "TEAMKIT_TEST_NO_SUCH_KEY is not set"},
+		{[]string{"keyed", "w1", "--team", "t", "--no-auth-check", "--workdir", filepath.Join(types, "missing")}, "is not a directory"},
+	} {
+		r := h.Run(c.args...)
+		if r.Code == 0 || !strings.Contains(r.Stderr, c.want) || r.Stdout != "" {
+			t.Errorf("spawn %q: exit %d, stdout %q, stderr %q; want a failure saying %q", c.args, r.Code, r.Stdout, r.Stderr, c.want)
+		}
+		if _, err := os.Stat(h.DB); !os.IsNotExist(err) {
+			t.Fatalf("spawn %q, refused, created the mailbox %s (%v)", c.args, h.DB, err)
+		}
+	}
+}
