@@ -1,6 +1,7 @@
 package inbox
 
 import (
+	"context"
 	"strconv"
 
 	"github.com/urfave/cli/v2"
@@ -9,34 +10,60 @@ import (
 	"github.com/teamkit/teamkit/pkg/mailbox"
 )
 
-// runCopy copies the command's mailbox into --to: how a team moves from
-// SQLite to PostgreSQL (docs/SCALING.md). One line says what was copied.
-func runCopy(c *cli.Context, env *command.Env) error {
+func copyCommand(env *command.Env) *cli.Command {
+	return &cli.Command{
+		Name:      "copy",
+		Usage:     "copy this mailbox, every team, into another (SQLite into PostgreSQL, say)",
+		UsageText: "inbox copy --to DB [--db SOURCE] [--json]",
+		Description: "Every message, agent, ask and setting, with their ids; the target must be empty.\n" +
+			"The source is locked for writing while it is read; stop the team first (resume pause, agents done).\n\n" +
+			"Examples:\n" +
+			"   inbox copy --db ~/.local/state/teamkit/teamkit.db --to postgres://teamkit@db.internal/teamkit\n" +
+			"   export TEAMKIT_DB=postgres://teamkit@db.internal/teamkit   # then point every host at it",
+		Flags: command.Common(
+			&cli.StringFlag{Name: "to", Usage: "the target mailbox: a `DB` path or postgres:// URL (required)"},
+		),
+		Action: func(c *cli.Context) error { return command.ParseThenRun(c, env, parseCopy, (*copyOptions).run) },
+	}
+}
+
+// copyOptions is one `inbox copy`, parsed and checked.
+type copyOptions struct {
+	JSON bool
+	// OpenTarget opens (creating) the --to mailbox.
+	OpenTarget func(context.Context) (*mailbox.DB, error)
+}
+
+func parseCopy(c *cli.Context, env *command.Env) (*copyOptions, error) {
 	if c.NArg() > 0 {
-		return command.Usagef("unexpected argument %q (usage: inbox copy --to DB)", c.Args().First())
+		return nil, command.Usagef("unexpected argument %q (usage: inbox copy --to DB)", c.Args().First())
 	}
 	to := c.String("to")
 	if to == "" {
-		return command.WithHint(command.Usagef("missing --to DB"), "inbox copy --to postgres://user@host/teamkit")
+		return nil, command.WithHint(command.Usagef("missing --to DB"), "inbox copy --to postgres://user@host/teamkit")
 	}
 	if from, _ := command.DBPath(c, env); from == to {
-		return command.Usagef("--to is the mailbox being copied")
+		return nil, command.Usagef("--to is the mailbox being copied")
 	}
-	src, err := command.OpenMailbox(c.Context, c, env)
-	if err != nil {
-		return err
-	}
-	defer src.Close()
-	dst, err := command.OpenMailboxAt(c.Context, c, env, to)
+	return &copyOptions{
+		JSON:       c.Bool("json"),
+		OpenTarget: func(ctx context.Context) (*mailbox.DB, error) { return command.OpenMailboxAt(ctx, c, env, to) },
+	}, nil
+}
+
+// run copies the command's mailbox, src, into --to: how a team moves from
+// SQLite to PostgreSQL (docs/SCALING.md). One line says what was copied.
+func (o *copyOptions) run(ctx context.Context, env *command.Env, src *mailbox.DB) error {
+	dst, err := o.OpenTarget(ctx)
 	if err != nil {
 		return err
 	}
 	defer dst.Close()
-	counts, err := mailbox.Copy(c.Context, src, dst)
+	counts, err := mailbox.Copy(ctx, src, dst)
 	if err != nil {
 		return err
 	}
-	if c.Bool("json") {
+	if o.JSON {
 		return command.JSON(env.Stdout, struct {
 			From   string               `json:"from"`
 			To     string               `json:"to"`

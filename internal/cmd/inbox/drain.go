@@ -1,0 +1,299 @@
+package inbox
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"sync/atomic"
+	"text/template"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/teamkit/teamkit/internal/command"
+	"github.com/teamkit/teamkit/pkg/mailbox"
+	"github.com/teamkit/teamkit/pkg/text"
+)
+
+func drainCommand(env *command.Env) *cli.Command {
+	return &cli.Command{
+		Name:      "drain",
+		Usage:     "print unread messages for <name>, oldest first, and mark them read",
+		ArgsUsage: "<team> <name>",
+		UsageText: "inbox [drain] <team> <name> [--peek] [--limit N] [--wait D] [--reply-to ID] [--format T] [--json]",
+		Description: "Messages are written before the read mark commits: a crash can repeat one, never lose one.\n" +
+			"No lock is held while they are written: a slow reader (a pager, a stalled pipe) delays only this drain.\n" +
+			"Its messages are leased to it meanwhile (--lease, default 30s); a drain killed mid-way, or slower\n" +
+			"than its lease, has them delivered again by the next drain.\n\n" +
+			"Examples:\n" +
+			"   inbox myteam w1                        # print unread messages, mark them read\n" +
+			"   inbox myteam lead --wait 5m            # block until a message comes (exit 2 if none)\n" +
+			"   inbox myteam dispatch --reply-to 17 --wait 10m   # only the reply to message 17\n" +
+			"   inbox myteam w1 --peek --format '{{.ID}} {{.From}} {{firstline .Body}}'",
+		Flags: command.Common(
+			&cli.BoolFlag{Name: "peek", Usage: "print without marking read"},
+			&cli.IntFlag{Name: "limit", Usage: "at most `N` messages (0: all)"},
+			command.DurationFlag("wait", "block up to `DURATION` (60 = 60s, 10m, 1h) for a message; exit 2 if none came"),
+			&cli.Int64Flag{Name: "reply-to", Usage: "only replies to message `ID` (what a dispatcher waits for)"},
+			&cli.StringFlag{Name: "format", Usage: "print each message with a Go `TEMPLATE` ({{.ID}} {{.From}} {{firstline .Body}} …)"},
+			command.DurationFlag("lease", "how long the messages being printed stay this drain's before another drain may take them again (default 30s)"),
+		),
+		Action: func(c *cli.Context) error { return command.ParseThenRun(c, env, parseDrain, (*drainOptions).run) },
+	}
+}
+
+// drainOptions is one `inbox [drain]`, parsed and checked.
+type drainOptions struct {
+	Team, Name string
+	Peek       bool
+	Limit      int
+	// Wait is how long to block for a message (0: not at all).
+	Wait time.Duration
+	// Lease is --lease (0: the mailbox's default).
+	Lease   time.Duration
+	ReplyTo int64
+	JSON    bool
+	// Format is the parsed --format template, nil for none.
+	Format *template.Template
+}
+
+func parseDrain(c *cli.Context, env *command.Env) (*drainOptions, error) {
+	team, name, rest, err := command.Identity(env, c.Args().Slice(), 2)
+	if err != nil {
+		return nil, err
+	}
+	if len(rest) > 0 {
+		// "inbox sned t w1 hi": the first word was meant as a verb.
+		if command.Implied(c) && c.NArg() > 2 {
+			return nil, command.UnknownVerb(c.App, c.Args().First())
+		}
+		return nil, command.WithHint(command.Usagef("unexpected argument %q (usage: inbox [drain] <team> <name>)", rest[0]),
+			"inbox's verbs are send, drain (the default), list and prune")
+	}
+	if c.Int("limit") < 0 {
+		return nil, command.Usagef("--limit must be 0 or more")
+	}
+	wait := command.Duration(c, "wait")
+	if wait < 0 {
+		return nil, command.Usagef("--wait %s: want a duration of 0 or more", wait)
+	}
+	lease := command.Duration(c, "lease")
+	if c.IsSet("lease") && lease <= 0 {
+		return nil, command.Usagef("--lease %s: want a duration above 0", lease)
+	}
+	replyTo, err := replyToOf(c)
+	if err != nil {
+		return nil, err
+	}
+	tmpl, err := formatTemplate(c.String("format"))
+	if err != nil {
+		return nil, err
+	}
+	return &drainOptions{Team: team, Name: name, Peek: c.Bool("peek"), Limit: c.Int("limit"), Wait: wait, Lease: lease,
+		ReplyTo: replyTo, JSON: c.Bool("json"), Format: tmpl}, nil
+}
+
+// run prints the unread messages (marking them read unless --peek), waiting
+// up to --wait for the first; exit 2 when the wait passes with none.
+func (o *drainOptions) run(ctx context.Context, env *command.Env, db *mailbox.DB) error {
+	db.SetLease(o.Lease)
+	if err := checkReplyTo(ctx, db, o.Team, o.ReplyTo); err != nil {
+		return err
+	}
+	print := o.printer(ctx, env)
+	once := func() (bool, error) {
+		if o.Peek {
+			msgs, err := db.PeekReplies(ctx, o.Team, o.Name, o.ReplyTo, o.Limit)
+			if err != nil {
+				return false, err
+			}
+			return len(msgs) > 0, print(msgs)
+		}
+		var msgs []mailbox.Message
+		var err error
+		if o.ReplyTo != 0 {
+			msgs, err = db.DrainReplies(ctx, o.Team, o.Name, o.ReplyTo, o.Limit, print)
+		} else {
+			msgs, err = db.Drain(ctx, o.Team, o.Name, o.Limit, print)
+		}
+		return len(msgs) > 0, err
+	}
+	if o.Wait <= 0 {
+		got, err := once()
+		if err == nil && !got {
+			command.NoteUnknownTeam(ctx, env, "inbox", db, o.Team)
+		}
+		return err
+	}
+	command.NoteUnknownTeam(ctx, env, "inbox", db, o.Team)
+	stop := command.Progress(env, "waiting for a message")
+	got, err := db.WatchInbox(ctx, o.Team, o.Name, time.Now().Add(o.Wait), once)
+	stop()
+	if err != nil {
+		return err
+	}
+	if !got {
+		fmt.Fprintf(env.Stderr, "inbox: no message for %s/%s within %s\n", o.Team, o.Name, o.Wait)
+		return command.Condition()
+	}
+	return nil
+}
+
+// formatTemplate parses --format ("" for none).
+func formatTemplate(f string) (*template.Template, error) {
+	if f == "" {
+		return nil, nil
+	}
+	tmpl, err := template.New("format").Funcs(template.FuncMap{
+		"firstline": func(s string) string { return text.FirstLine(s, 0) },
+		"json": func(v any) (string, error) {
+			var b strings.Builder
+			err := command.JSON(&b, v)
+			return strings.TrimSpace(b.String()), err
+		},
+	}).Parse(f)
+	if err != nil {
+		return nil, command.Usagef("--format: %v", err)
+	}
+	return tmpl, nil
+}
+
+// printer returns how drain writes a batch of messages: --json, --format, or
+// the readable default. It renders the whole batch, writes it and returns
+// once it is written, because the batch is marked read right after. The
+// drain holds no lock meanwhile (its messages are leased), so a slow reader
+// costs only this drain; and it returns as soon as ctx ends (SIGTERM,
+// Ctrl-C), whatever the template or the reader is doing.
+func (o *drainOptions) printer(ctx context.Context, env *command.Env) func([]mailbox.Message) error {
+	w := env.Stdout
+	tmpl, asJSON := o.Format, o.JSON
+	render := func(msgs []mailbox.Message, at *atomic.Int64) ([]byte, error) {
+		var buf bytes.Buffer
+		for i, m := range msgs {
+			at.Store(int64(i))
+			var err error
+			switch {
+			case asJSON:
+				err = command.JSON(&buf, m)
+			case tmpl != nil:
+				one := &capped{max: formatLimit}
+				if err = tmpl.Execute(one, m); err == nil {
+					buf.WriteString(env.Show(one.String()))
+					err = buf.WriteByte('\n')
+				} else if one.over {
+					return nil, command.WithHint(
+						fmt.Errorf("--format printed more than %d MiB for message %d; nothing was marked read", formatLimit>>20, m.ID),
+						"a template prints each message once: loop over less (or print .Body itself)")
+				}
+			default:
+				err = writeMessage(&buf, m, env.Show)
+			}
+			if err != nil {
+				return nil, fmt.Errorf("print message %d: %w", m.ID, err)
+			}
+		}
+		return buf.Bytes(), nil
+	}
+	// The batch is leased to this drain for --lease: a render still going
+	// when the lease runs out would let the next drain take the same
+	// messages (to spin on them too, for a --format template that loops
+	// without printing, which formatLimit never stops).
+	lease := o.Lease
+	if lease <= 0 {
+		lease = mailbox.DefaultLease
+	}
+	return func(msgs []mailbox.Message) error {
+		out, err := renderWithin(ctx, msgs, lease, render)
+		if err != nil {
+			return err
+		}
+		return command.Interruptible(ctx, func() error {
+			_, err := w.Write(out)
+			return err
+		})
+	}
+}
+
+// renderWithin runs render off this goroutine and returns what it made, or
+// an error once the batch's lease is spent, or ctx's error as soon as ctx
+// ends. A render given up on runs on unobserved until the process exits,
+// which it is about to (see command.Interruptible).
+func renderWithin(ctx context.Context, msgs []mailbox.Message, lease time.Duration, render func([]mailbox.Message, *atomic.Int64) ([]byte, error)) ([]byte, error) {
+	type result struct {
+		out []byte
+		err error
+	}
+	done := make(chan result, 1)
+	var at atomic.Int64
+	go func() {
+		out, err := render(msgs, &at)
+		done <- result{out, err}
+	}()
+	t := time.NewTimer(lease)
+	defer t.Stop()
+	select {
+	case r := <-done:
+		return r.out, r.err
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	case <-t.C:
+		return nil, command.WithHint(
+			fmt.Errorf("--format did not finish message %d within the drain's %s lease; nothing was marked read", msgs[at.Load()].ID, lease),
+			"a template prints each message once: loop over less (or print .Body itself); --lease gives a drain longer")
+	}
+}
+
+// formatLimit bounds what --format may print for one message: four times
+// the largest body, room for any template that prints a message's fields
+// (even as JSON) and a few times over; a template that loops without end
+// is cut off here instead of filling memory.
+const formatLimit = 4 * mailbox.MaxBody
+
+// capped is a strings.Builder that refuses to grow past max bytes; the
+// template stops at the refused write.
+type capped struct {
+	strings.Builder
+	max  int
+	over bool
+}
+
+var errCapped = errors.New("output limit reached")
+
+func (c *capped) Write(p []byte) (int, error) {
+	if c.Len()+len(p) > c.max {
+		c.over = true
+		return 0, errCapped
+	}
+	return c.Builder.Write(p)
+}
+
+func (c *capped) WriteString(s string) (int, error) {
+	if c.Len()+len(s) > c.max {
+		c.over = true
+		return 0, errCapped
+	}
+	return c.Builder.WriteString(s)
+}
+
+// writeMessage is the readable form: a header line, then the body as sent
+// (through show, which escapes it on a terminal).
+func writeMessage(w io.Writer, m mailbox.Message, show func(string) string) error {
+	kv := []string{"id", fmt.Sprint(m.ID), "from", m.From, "to", m.To, "at", command.FormatTime(m.CreatedAt)}
+	if m.Subject != "" {
+		kv = append(kv, "subject", m.Subject)
+	}
+	if m.ReplyTo != 0 {
+		kv = append(kv, "reply_to", fmt.Sprint(m.ReplyTo))
+	}
+	var hdr strings.Builder
+	command.KV(&hdr, kv...)
+	body := show(m.Body)
+	if !strings.HasSuffix(body, "\n") {
+		body += "\n"
+	}
+	_, err := io.WriteString(w, "--- "+hdr.String()+body)
+	return err
+}
