@@ -400,6 +400,92 @@ func TestList(t *testing.T) {
 	}
 }
 
+// Every verb refuses a bad command line before the mailbox is opened:
+// not even its file is made.
+func TestVerbsRefusedBeforeTheMailbox(t *testing.T) {
+	h := newHarness(t)
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"send", "crew", "w", "hi", "--reply-to", "0"}, "--reply-to 0: want the id of a message"},
+		{[]string{"send", "crew", "w", "hi", "--subject", "two\nlines"}, "--subject must be one line"},
+		{[]string{"send", "crew", "w", ""}, "empty"},
+		{[]string{"drain", "crew", "w", "--reply-to", "-3"}, "--reply-to -3"},
+		{[]string{"drain", "crew", "w", "--wait", "-1s"}, "--wait"},
+		{[]string{"drain", "crew", "w", "--lease", "0s"}, "--lease"},
+		{[]string{"drain", "crew", "w", "--format", "{{.ID"}, "--format"},
+		{[]string{"list", "crew", "a", "b"}, "usage: inbox list"},
+		{[]string{"prune", "crew"}, "missing --older D"},
+		{[]string{"prune", "crew", "--older", "0s"}, "--older 0s"},
+		{[]string{"prune", "crew", "extra", "--older", "1h"}, `unexpected argument "extra"`},
+		{[]string{"copy"}, "missing --to DB"},
+		{[]string{"copy", "--to", h.DB}, "--to is the mailbox being copied"},
+		{[]string{"copy", "extra", "--to", "x.db"}, `unexpected argument "extra"`},
+	} {
+		r := h.run(c.args...)
+		if r.Code != 64 || !strings.Contains(r.Stderr, c.want) || r.Stdout != "" {
+			t.Errorf("inbox %q: exit %d, stdout %q, stderr %q; want 64 and %q", c.args, r.Code, r.Stdout, r.Stderr, c.want)
+		}
+	}
+	if _, err := os.Stat(h.DB); !os.IsNotExist(err) {
+		t.Fatalf("a refused verb touched the mailbox %s (%v)", h.DB, err)
+	}
+}
+
+// prune removes read messages older than --older, never an unread one,
+// and only says what it would remove with --dry-run.
+func TestPrune(t *testing.T) {
+	h := newHarness(t)
+	h.ok("send", "crew", "w", "old and read")
+	h.ok("send", "crew", "w", "--", "old but unread")
+	h.ok("crew", "w", "--limit", "1")
+	h.Now = t0.Add(48 * time.Hour)
+	if out := h.ok("prune", "crew", "--older", "1d", "--dry-run"); out != "would-prune=crew messages=1 run_files=0 older=24h0m0s\n" {
+		t.Errorf("prune --dry-run printed %q", out)
+	}
+	if n := len(h.all("crew")); n != 2 {
+		t.Fatalf("--dry-run removed messages: %d left", n)
+	}
+	out := h.ok("prune", "crew", "--older", "1d", "--json")
+	var got struct {
+		Team     string   `json:"team"`
+		DryRun   bool     `json:"dry_run"`
+		Messages int64    `json:"messages"`
+		Files    []string `json:"files"`
+	}
+	if err := json.Unmarshal([]byte(out), &got); err != nil || got.Team != "crew" || got.DryRun || got.Messages != 1 || got.Files == nil {
+		t.Errorf("prune --json printed %q (%v)", out, err)
+	}
+	if m := h.all("crew"); len(m) != 1 || m[0].Body != "old but unread" {
+		t.Errorf("after prune: %+v; want the unread message alone", m)
+	}
+}
+
+// copy copies every message, with its id, into an empty mailbox.
+func TestCopy(t *testing.T) {
+	h := newHarness(t)
+	h.ok("send", "crew", "w", "one")
+	h.ok("send", "crew", "w", "two")
+	to := filepath.Join(t.TempDir(), "copy.db")
+	out := h.ok("copy", "--to", to)
+	if !strings.HasPrefix(out, "copied=yes from="+h.DB+" to="+to+" ") || !strings.Contains(out, " messages=2") {
+		t.Errorf("copy printed %q", out)
+	}
+	dst, err := mailbox.Open(context.Background(), to, mailbox.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer dst.Close()
+	msgs, err := dst.List(context.Background(), "crew", "", true)
+	if err != nil || len(msgs) != 2 || msgs[0].ID != 1 || msgs[1].Body != "two" {
+		t.Errorf("the copy holds %+v (%v)", msgs, err)
+	}
+	if r := h.run("copy", "--to", to); r.Code == 0 {
+		t.Errorf("a second copy into the same mailbox succeeded: %q", r.Stdout)
+	}
+}
+
 // --- The real binary as an unprivileged user ---
 
 var (

@@ -12,6 +12,7 @@
 package ready
 
 import (
+	"context"
 	"errors"
 
 	"github.com/urfave/cli/v2"
@@ -25,27 +26,13 @@ var App = command.App{Build: build}
 
 func build(env *command.Env) *cli.App {
 	runFlag := &cli.StringFlag{Name: "run", Usage: "the launch `RUN` id (default $TEAMKIT_RUN)"}
-	verb := func(name, usage string, fn func(*cli.Context, *command.Env, *mailbox.DB, string, string) error) *cli.Command {
+	verb := func(name, usage string, fn func(*Options, context.Context, *command.Env, *mailbox.DB) error) *cli.Command {
 		return &cli.Command{
 			Name: name, Usage: usage, ArgsUsage: "<team> <name>",
 			UsageText:   "ready " + name + " <team> <name> [--run RUN] [--json]",
 			Description: "Example:\n   ready " + name + " myteam w1      # inside an agent: ready " + name,
 			Flags:       command.Common(runFlag),
-			Action: func(c *cli.Context) error {
-				team, name, rest, err := command.Identity(env, c.Args().Slice(), 2)
-				if err != nil {
-					return err
-				}
-				if len(rest) > 0 {
-					return command.Usagef("unexpected argument %q", rest[0])
-				}
-				db, err := command.OpenMailbox(c.Context, c, env)
-				if err != nil {
-					return err
-				}
-				defer db.Close()
-				return fn(c, env, db, team, name)
-			},
+			Action:      func(c *cli.Context) error { return command.ParseThenRun(c, env, parse, fn) },
 		}
 	}
 	return &cli.App{
@@ -58,26 +45,43 @@ func build(env *command.Env) *cli.App {
 			"   ready mark                        # what an agent runs once it can work\n" +
 			"   ready check myteam w1 && echo up",
 		Commands: []*cli.Command{
-			verb("mark", "mark this agent's run ready", mark),
-			verb("check", "exit 0 if the agent's current run has marked ready, 2 if not", check),
-			verb("clear", "remove the mark", clear),
+			verb("mark", "mark this agent's run ready", (*Options).mark),
+			verb("check", "exit 0 if the agent's current run has marked ready, 2 if not", (*Options).check),
+			verb("clear", "remove the mark", (*Options).clear),
 		},
 	}
 }
 
-func runOf(c *cli.Context, env *command.Env) string {
-	if r := c.String("run"); r != "" {
-		return r
-	}
-	return env.Getenv("TEAMKIT_RUN")
+// Options is one ready verb's command line, parsed and checked: the three
+// verbs take the same one, and each runs it its own way.
+type Options struct {
+	Team, Name string
+	// Run is --run, else $TEAMKIT_RUN ("" when neither is given).
+	Run  string
+	JSON bool
 }
 
-func mark(c *cli.Context, env *command.Env, db *mailbox.DB, team, name string) error {
-	run := runOf(c, env)
-	if err := db.MarkReady(c.Context, team, name, run); err != nil {
+func parse(c *cli.Context, env *command.Env) (*Options, error) {
+	team, name, rest, err := command.Identity(env, c.Args().Slice(), 2)
+	if err != nil {
+		return nil, err
+	}
+	if len(rest) > 0 {
+		return nil, command.Usagef("unexpected argument %q", rest[0])
+	}
+	run := c.String("run")
+	if run == "" {
+		run = env.Getenv("TEAMKIT_RUN")
+	}
+	return &Options{Team: team, Name: name, Run: run, JSON: c.Bool("json")}, nil
+}
+
+func (o *Options) mark(ctx context.Context, env *command.Env, db *mailbox.DB) error {
+	team, name, run := o.Team, o.Name, o.Run
+	if err := db.MarkReady(ctx, team, name, run); err != nil {
 		return err
 	}
-	if c.Bool("json") {
+	if o.JSON {
 		return command.JSON(env.Stdout, map[string]any{"team": team, "name": name, "run": run, "ready": true})
 	}
 	return command.KV(env.Stdout, "ready", "marked", "team", team, "name", name, "run", run)
@@ -86,10 +90,10 @@ func mark(c *cli.Context, env *command.Env, db *mailbox.DB, team, name string) e
 // check compares the mark with the run that counts: --run or $TEAMKIT_RUN
 // when given, else the agent's latest recorded launch; a mark of any run
 // counts only for an agent spawn never recorded.
-func check(c *cli.Context, env *command.Env, db *mailbox.DB, team, name string) error {
-	want := runOf(c, env)
+func (o *Options) check(ctx context.Context, env *command.Env, db *mailbox.DB) error {
+	team, name, want := o.Team, o.Name, o.Run
 	if want == "" {
-		a, err := db.Agent(c.Context, team, name)
+		a, err := db.Agent(ctx, team, name)
 		switch {
 		case err == nil:
 			want = a.Run
@@ -97,12 +101,12 @@ func check(c *cli.Context, env *command.Env, db *mailbox.DB, team, name string) 
 			return err
 		}
 	}
-	m, ok, err := db.Ready(c.Context, team, name)
+	m, ok, err := db.Ready(ctx, team, name)
 	if err != nil {
 		return err
 	}
 	marked := ok && (want == "" || m.Run == want)
-	if c.Bool("json") {
+	if o.JSON {
 		out := map[string]any{"team": team, "name": name, "run": want, "ready": marked}
 		if ok {
 			out["mark"] = m
@@ -129,11 +133,12 @@ func check(c *cli.Context, env *command.Env, db *mailbox.DB, team, name string) 
 	return nil
 }
 
-func clear(c *cli.Context, env *command.Env, db *mailbox.DB, team, name string) error {
-	if err := db.ClearReady(c.Context, team, name); err != nil {
+func (o *Options) clear(ctx context.Context, env *command.Env, db *mailbox.DB) error {
+	team, name := o.Team, o.Name
+	if err := db.ClearReady(ctx, team, name); err != nil {
 		return err
 	}
-	if c.Bool("json") {
+	if o.JSON {
 		return command.JSON(env.Stdout, map[string]any{"team": team, "name": name, "ready": false})
 	}
 	return command.KV(env.Stdout, "ready", "cleared", "team", team, "name", name)

@@ -33,7 +33,7 @@ func listCommand(env *command.Env) *cli.Command {
 			"for a name spawn never started). UNREAD and OLDEST are its unread messages and the age of the oldest.\n\n" +
 			"Examples:\n   spawn list myteam\n   spawn list myteam --json | jq -r 'select(.state == \"lost\") | .name'",
 		Flags:  command.Common(),
-		Action: func(c *cli.Context) error { return runList(c, env) },
+		Action: func(c *cli.Context) error { return command.ParseThenRun(c, env, parseList, (*listOptions).run) },
 	}
 }
 
@@ -47,7 +47,7 @@ func logCommand(env *command.Env) *cli.Command {
 			"Examples:\n   spawn log myteam w1\n   spawn log myteam w1 --follow     # like tail -f, returns when the agent's run ends",
 		Flags: []cli.Flag{command.DBFlag,
 			&cli.BoolFlag{Name: "follow", Aliases: []string{"f"}, Usage: "keep printing what is appended, until the run ends"}},
-		Action: func(c *cli.Context) error { return runLog(c, env) },
+		Action: func(c *cli.Context) error { return command.ParseThenRun(c, env, parseLog, (*logOptions).run) },
 	}
 }
 
@@ -79,33 +79,42 @@ type listedAsk struct {
 	CreatedAt time.Time `json:"created_at"`
 }
 
-func runList(c *cli.Context, env *command.Env) error {
+// listOptions is one `spawn list`, parsed and checked.
+type listOptions struct {
+	Team string
+	JSON bool
+	// RunsDir holds the mailbox's run files on this host; Host names it.
+	RunsDir, Host string
+}
+
+func parseList(c *cli.Context, env *command.Env) (*listOptions, error) {
 	team, _, rest, err := command.Identity(env, c.Args().Slice(), 1)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if len(rest) > 0 {
-		return command.Usagef("unexpected argument %q (usage: spawn list <team>)", rest[0])
+		return nil, command.Usagef("unexpected argument %q (usage: spawn list <team>)", rest[0])
 	}
-	db, err := command.OpenMailbox(c.Context, c, env)
+	return &listOptions{Team: team, JSON: c.Bool("json"), RunsDir: command.RunsDir(c, env), Host: roster.HostName(env.Getenv)}, nil
+}
+
+// run prints the team's agents, one line (or JSON object) each.
+func (o *listOptions) run(ctx context.Context, env *command.Env, db *mailbox.DB) error {
+	team := o.Team
+	launch.RecordSpooled(ctx, db, o.RunsDir, team)
+	here, err := roster.At(ctx, db, o.Host)
 	if err != nil {
 		return err
 	}
-	defer db.Close()
-	launch.RecordSpooled(c.Context, db, command.RunsDir(c, env), team)
-	here, err := roster.At(c.Context, db, roster.HostName(env.Getenv))
-	if err != nil {
-		return err
-	}
-	entries, err := roster.Team(c.Context, db, team, here)
+	entries, err := roster.Team(ctx, db, team, here)
 	if err != nil {
 		return err
 	}
 	if len(entries) == 0 {
-		command.NoteUnknownTeam(c.Context, env, "spawn", db, team)
+		command.NoteUnknownTeam(ctx, env, "spawn", db, team)
 	}
 	now := env.Now()
-	if c.Bool("json") {
+	if o.JSON {
 		for _, e := range entries {
 			if err := command.JSON(env.Stdout, toListed(team, e, now)); err != nil {
 				return err
@@ -169,20 +178,30 @@ func toListed(team string, e roster.Entry, now time.Time) listed {
 // followPoll is how often --follow looks for more output.
 const followPoll = 200 * time.Millisecond
 
-func runLog(c *cli.Context, env *command.Env) error {
+// logOptions is one `spawn log`, parsed and checked.
+type logOptions struct {
+	Team, Name string
+	Follow     bool
+	// Host names this host, where --follow judges the run's liveness.
+	Host string
+}
+
+func parseLog(c *cli.Context, env *command.Env) (*logOptions, error) {
 	team, name, rest, err := command.Identity(env, c.Args().Slice(), 2)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if len(rest) > 0 {
-		return command.Usagef("unexpected argument %q (usage: spawn log <team> <name>)", rest[0])
+		return nil, command.Usagef("unexpected argument %q (usage: spawn log <team> <name>)", rest[0])
 	}
-	db, err := command.OpenMailbox(c.Context, c, env)
-	if err != nil {
-		return err
-	}
-	defer db.Close()
-	a, err := db.Agent(c.Context, team, name)
+	return &logOptions{Team: team, Name: name, Follow: c.Bool("follow"), Host: roster.HostName(env.Getenv)}, nil
+}
+
+// run prints the log of the agent's latest run, and with --follow what is
+// appended to it until the run ends.
+func (o *logOptions) run(ctx context.Context, env *command.Env, db *mailbox.DB) error {
+	team, name := o.Team, o.Name
+	a, err := db.Agent(ctx, team, name)
 	if errors.Is(err, mailbox.ErrNotFound) {
 		return command.WithHint(err, "spawn list "+team+" shows the team's agents")
 	}
@@ -197,10 +216,10 @@ func runLog(c *cli.Context, env *command.Env) error {
 	if _, err := io.Copy(env.Stdout, f); err != nil {
 		return err
 	}
-	if !c.Bool("follow") {
+	if !o.Follow {
 		return nil
 	}
-	return follow(c.Context, db, f, a, env.Stdout, roster.HostName(env.Getenv))
+	return follow(ctx, db, f, a, env.Stdout, o.Host)
 }
 
 // follow copies what is appended to f until a's run ends (its supervisor

@@ -178,6 +178,16 @@ func TestSpawnReportsAnEarlyExit(t *testing.T) {
 	if a := l.listed(); a.State != "exited" || a.ExitCode == nil || *a.ExitCode != 7 {
 		t.Errorf("spawn list shows %+v; want exited with code 7", a)
 	}
+	// spawn log prints the run's output; --follow returns at once, the run
+	// having ended.
+	for _, args := range [][]string{{"log", team, "w2"}, {"log", team, "w2", "--follow"}} {
+		if out := l.Want(0, args...); !strings.Contains(out, "starting\n") || !strings.Contains(out, "no API key\n") {
+			t.Errorf("spawn %q printed %q; want the agent's output", args, out)
+		}
+	}
+	if r := l.Run("log", team, "nobody"); r.Code != 1 || !strings.Contains(r.Stderr, "spawn list "+team+" shows the team's agents") {
+		t.Errorf("spawn log of an agent never spawned: exit %d, stderr %q", r.Code, r.Stderr)
+	}
 }
 
 // spawn stop ends every process of the run, the supervisor last, and

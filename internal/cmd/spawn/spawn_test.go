@@ -80,3 +80,34 @@ func TestSpawnThatCannotStartCreatesNoMailbox(t *testing.T) {
 		}
 	}
 }
+
+// spawn's other verbs refuse a bad command line before the mailbox is
+// opened, as spawn itself does.
+func TestVerbsRefusedBeforeTheMailbox(t *testing.T) {
+	h := commandtest.New(t, "spawn", spawn.App)
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"list"}, "missing <team>"},
+		{[]string{"list", "t", "extra"}, `unexpected argument "extra"`},
+		{[]string{"list", "a/b"}, "team name"},
+		{[]string{"log", "t"}, "missing <name>"},
+		{[]string{"log", "t", "w1", "extra"}, `unexpected argument "extra"`},
+		{[]string{"stop", "t"}, "missing <name>"},
+		{[]string{"stop", "t", "w1", "--grace", "-1s"}, "--grace must be positive"},
+		{[]string{"stop", "t", "--all", "w1"}, `unexpected argument "w1"`},
+	} {
+		r := h.Run(c.args...)
+		if r.Code != 64 || !strings.Contains(r.Stderr, c.want) || r.Stdout != "" {
+			t.Errorf("spawn %q: exit %d, stdout %q, stderr %q; want 64 and %q", c.args, r.Code, r.Stdout, r.Stderr, c.want)
+		}
+	}
+	if _, err := os.Stat(h.DB); !os.IsNotExist(err) {
+		t.Errorf("a refused verb touched the mailbox %s (%v)", h.DB, err)
+	}
+	// And one that runs opens it: an empty team lists nothing, with a note.
+	if r := h.Run("list", "t"); r.Code != 0 || r.Stdout != "" || !strings.Contains(r.Stderr, `team "t" has no agents`) {
+		t.Errorf("spawn list t: exit %d, stdout %q, stderr %q", r.Code, r.Stdout, r.Stderr)
+	}
+}

@@ -1,6 +1,7 @@
 package spawn
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"time"
@@ -47,44 +48,55 @@ func stopCommand(env *command.Env) *cli.Command {
 			&cli.BoolFlag{Name: "all", Usage: "stop every agent recorded in the team"},
 			graceFlag(),
 		),
-		Action: func(c *cli.Context) error { return stop(c, env) },
+		Action: func(c *cli.Context) error { return command.ParseThenRun(c, env, parseStop, (*stopOptions).run) },
 	}
 }
 
-func stop(c *cli.Context, env *command.Env) error {
+// stopOptions is one `spawn stop`, parsed and checked.
+type stopOptions struct {
+	Team string
+	// Name is the one agent stopped, "" with All.
+	Name string
+	All  bool
+	JSON bool
+	Stop spawn.StopOptions
+}
+
+func parseStop(c *cli.Context, env *command.Env) (*stopOptions, error) {
 	want := 2
 	if c.Bool("all") {
 		want = 1
 	}
 	team, name, rest, err := command.Identity(env, c.Args().Slice(), want)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if len(rest) > 0 {
-		return command.Usagef("unexpected argument %q (usage: spawn stop <team> (<name> | --all))", rest[0])
+		return nil, command.Usagef("unexpected argument %q (usage: spawn stop <team> (<name> | --all))", rest[0])
 	}
 	grace, err := graceOf(c)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	db, err := command.OpenMailbox(c.Context, c, env)
-	if err != nil {
-		return err
-	}
-	defer db.Close()
-	o := spawn.StopOptions{Host: roster.HostName(env.Getenv), Grace: grace, RunsDir: command.RunsDir(c, env)}
-	launch.RecordSpooled(c.Context, db, o.RunsDir, team)
+	return &stopOptions{Team: team, Name: name, All: c.Bool("all"), JSON: c.Bool("json"),
+		Stop: spawn.StopOptions{Host: roster.HostName(env.Getenv), Grace: grace, RunsDir: command.RunsDir(c, env)}}, nil
+}
+
+// run stops the agent (or the team's), printing one line per agent.
+func (s *stopOptions) run(ctx context.Context, env *command.Env, db *mailbox.DB) error {
+	team, name, o := s.Team, s.Name, s.Stop
+	launch.RecordSpooled(ctx, db, o.RunsDir, team)
 	var got []mailbox.Agent
 	var errs []error
-	if c.Bool("all") {
+	if s.All {
 		// All at once: one grace for the whole team, not one per agent.
-		agents, err := db.Agents(c.Context, team)
+		agents, err := db.Agents(ctx, team)
 		if err != nil {
 			return err
 		}
-		got, errs = spawn.StopAll(c.Context, db, agents, o)
+		got, errs = spawn.StopAll(ctx, db, agents, o)
 	} else {
-		a, err := spawn.Stop(c.Context, db, team, name, o)
+		a, err := spawn.Stop(ctx, db, team, name, o)
 		got, errs = []mailbox.Agent{a}, []error{err}
 	}
 	var failed error
@@ -92,9 +104,9 @@ func stop(c *cli.Context, env *command.Env) error {
 		err := errs[i]
 		switch {
 		case errors.Is(err, spawn.ErrNotRunning):
-			err = reportStop(c, env, a, "not-running")
+			err = reportStop(s.JSON, env, a, "not-running")
 		case err == nil:
-			err = reportStop(c, env, a, "stopped")
+			err = reportStop(s.JSON, env, a, "stopped")
 		case errors.Is(err, mailbox.ErrNotFound):
 			n := name
 			if n == "" {
@@ -113,8 +125,8 @@ func stop(c *cli.Context, env *command.Env) error {
 	return nil
 }
 
-func reportStop(c *cli.Context, env *command.Env, a mailbox.Agent, status string) error {
-	if c.Bool("json") {
+func reportStop(asJSON bool, env *command.Env, a mailbox.Agent, status string) error {
+	if asJSON {
 		return command.JSON(env.Stdout, struct {
 			Status string        `json:"status"`
 			Agent  mailbox.Agent `json:"agent"`

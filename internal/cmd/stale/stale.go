@@ -14,6 +14,7 @@ package stale
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"text/tabwriter"
@@ -76,51 +77,68 @@ func (r Row) MarshalJSON() ([]byte, error) {
 	return bytes.TrimSpace(b.Bytes()), err
 }
 
+// Options is one stale run, parsed and checked.
+type Options struct {
+	Team string
+	// To is the one recipient looked at, "" for the whole team.
+	To string
+	// Min is how long a message must have been unread.
+	Min  time.Duration
+	JSON bool
+	// RunsDir holds the mailbox's run files on this host.
+	RunsDir string
+}
+
 func run(c *cli.Context, env *command.Env) error {
+	return command.ParseThenRun(c, env, parse, (*Options).run)
+}
+
+func parse(c *cli.Context, env *command.Env) (*Options, error) {
 	team, _, rest, err := command.Identity(env, c.Args().Slice(), 1)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if len(rest) > 0 {
-		return command.Usagef("unexpected argument %q (usage: stale <team> [--to AGENT] [--min N])", rest[0])
+		return nil, command.Usagef("unexpected argument %q (usage: stale <team> [--to AGENT] [--min N])", rest[0])
 	}
 	to := c.String("to")
 	if to != "" {
 		if err := command.CheckName("agent", to); err != nil {
-			return err
+			return nil, err
 		}
 	}
 	mins := c.Float64("min")
 	if !(mins >= 0 && mins <= 1e8) { // also refuses NaN and Inf
-		return command.Usagef("--min must be a number of minutes from 0 to 100000000")
+		return nil, command.Usagef("--min must be a number of minutes from 0 to 100000000")
 	}
-	db, err := command.OpenMailbox(c.Context, c, env)
-	if err != nil {
-		return err
-	}
-	defer db.Close()
-	launch.RecordSpooled(c.Context, db, command.RunsDir(c, env), team)
+	return &Options{Team: team, To: to, Min: time.Duration(mins * float64(time.Minute)), JSON: c.Bool("json"), RunsDir: command.RunsDir(c, env)}, nil
+}
+
+// run lists the stale messages; exit 2 when there are any.
+func (o *Options) run(ctx context.Context, env *command.Env, db *mailbox.DB) error {
+	team := o.Team
+	launch.RecordSpooled(ctx, db, o.RunsDir, team)
 	now := env.Now()
-	here, err := roster.At(c.Context, db, roster.HostName(env.Getenv))
+	here, err := roster.At(ctx, db, roster.HostName(env.Getenv))
 	if err != nil {
 		return err
 	}
-	msgs, err := db.Stale(c.Context, team, to, now.Add(-time.Duration(mins*float64(time.Minute))))
+	msgs, err := db.Stale(ctx, team, o.To, now.Add(-o.Min))
 	if err != nil {
 		return err
 	}
 	var asks map[string]*mailbox.Ask
 	if len(msgs) > 0 {
-		if asks, err = roster.OpenAsks(c.Context, db, team); err != nil {
+		if asks, err = roster.OpenAsks(ctx, db, team); err != nil {
 			return err
 		}
 	} else {
-		command.NoteUnknownTeam(c.Context, env, "stale", db, team)
+		command.NoteUnknownTeam(ctx, env, "stale", db, team)
 	}
 	// One write, not one per table cell (thousands of syscalls for a few
 	// hundred rows).
 	out := bufio.NewWriter(env.Stdout)
-	if c.Bool("json") {
+	if o.JSON {
 		for _, m := range msgs {
 			row := Row{Message: m.Message, AgeSeconds: int64(now.Sub(m.CreatedAt).Seconds()), Recipient: roster.Describe(m.Recipient, asks[m.To], here), Agent: m.Recipient}
 			if err := command.JSON(out, row); err != nil {

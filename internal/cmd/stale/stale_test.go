@@ -255,3 +255,16 @@ func TestAge(t *testing.T) {
 		}
 	}
 }
+
+// A refused command line never opens the mailbox: its file is not made.
+func TestStaleRefusedBeforeTheMailbox(t *testing.T) {
+	h := commandtest.New(t, "stale", stale.App)
+	for _, args := range [][]string{{}, {"a/b"}, {"crew", "extra"}, {"crew", "--to", "../x"}, {"crew", "--min", "-1"}} {
+		if r := h.Run(args...); r.Code != 64 {
+			t.Errorf("stale %q: exit %d, stderr %q; want 64", args, r.Code, r.Stderr)
+		}
+	}
+	if _, err := os.Stat(h.DB); !os.IsNotExist(err) {
+		t.Fatalf("a refused stale touched the mailbox %s (%v)", h.DB, err)
+	}
+}
