@@ -51,6 +51,13 @@ func isTestKit(path string) bool {
 	return strings.HasPrefix(path, module+"internal/") && strings.HasSuffix(path, "test")
 }
 
+// startsNoAgent are the commands an agent runs every turn, which never
+// start one: where the mailbox is, and where its run files live, they ask
+// pkg/mailbox, never pkg/spawn.
+var startsNoAgent = map[string]bool{
+	module + "internal/cmd/inbox": true, module + "internal/cmd/stale": true, module + "internal/cmd/ready": true,
+}
+
 // TestLayering holds the package layout docs/DESIGN.md's seam map
 // describes: each command's package stands alone (what two commands share
 // lives in a package of its own), no test kit reaches a shipped package,
@@ -70,6 +77,8 @@ func TestLayering(t *testing.T) {
 				t.Errorf("%s links the test kit %s: test kits are for _test.go files only", path, dep)
 			case strings.HasPrefix(path, module+"pkg/") && strings.HasPrefix(dep, module+"internal/cmd/"):
 				t.Errorf("%s links %s: pkg/ must not depend on a command's internals", path, dep)
+			case startsNoAgent[path] && dep == module+"pkg/spawn":
+				t.Errorf("%s links %s: a command that starts no agent finds the mailbox and its run files through pkg/mailbox", path, dep)
 			}
 		}
 	}
