@@ -85,8 +85,8 @@ type Options struct {
 	// Min is how long a message must have been unread.
 	Min  time.Duration
 	JSON bool
-	// RunsDir holds the mailbox's run files on this host.
-	RunsDir string
+	// RunsDir holds the mailbox's run files on this host; Host names it.
+	RunsDir, Host string
 }
 
 func run(c *cli.Context, env *command.Env) error {
@@ -111,7 +111,8 @@ func parse(c *cli.Context, env *command.Env) (*Options, error) {
 	if !(mins >= 0 && mins <= 1e8) { // also refuses NaN and Inf
 		return nil, command.Usagef("--min must be a number of minutes from 0 to 100000000")
 	}
-	return &Options{Team: team, To: to, Min: time.Duration(mins * float64(time.Minute)), JSON: c.Bool("json"), RunsDir: command.RunsDir(c, env)}, nil
+	return &Options{Team: team, To: to, Min: time.Duration(mins * float64(time.Minute)), JSON: c.Bool("json"),
+		RunsDir: command.RunsDir(c, env), Host: roster.HostName(env.Getenv)}, nil
 }
 
 // run lists the stale messages; exit 2 when there are any.
@@ -119,7 +120,7 @@ func (o *Options) run(ctx context.Context, env *command.Env, db *mailbox.DB) err
 	team := o.Team
 	launch.RecordSpooled(ctx, db, o.RunsDir, team)
 	now := env.Now()
-	here, err := roster.At(ctx, db, roster.HostName(env.Getenv))
+	here, err := roster.At(ctx, db, o.Host)
 	if err != nil {
 		return err
 	}
