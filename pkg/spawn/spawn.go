@@ -270,6 +270,10 @@ func Spawn(ctx context.Context, db *mailbox.DB, finder agenttype.Finder, req Req
 	if t.Conf.Boot == agenttype.BootStdin {
 		spec.Stdin = promptFile
 	}
+	spec.Console = t.Conf.Launch == agenttype.LaunchConsole || t.Conf.Launch == agenttype.LaunchWT
+	if t.Conf.Launch == agenttype.LaunchWT {
+		spec.PIDFile = base + ".pid"
+	}
 	if err := launch.WriteSpec(specFile, spec); err != nil {
 		return Result{}, err
 	}
@@ -295,6 +299,12 @@ func Spawn(ctx context.Context, db *mailbox.DB, finder agenttype.Finder, req Req
 		// a tmux server it starts keeps that environment for every later
 		// window. The agent's own environment travels in the spec.
 		agent.PID, err = launch.Tmux(ctx, req.Self, specFile, req.Team, req.Name, AgentEnv(req.Environ, agenttype.Conf{}, nil))
+	case agenttype.LaunchWT:
+		// As for tmux: a Windows Terminal that wt.exe starts keeps its
+		// environment for every later tab.
+		agent.PID, err = launch.WindowsTerminal(ctx, req.Self, specFile, spec.PIDFile, req.Team, req.Name, AgentEnv(req.Environ, agenttype.Conf{}, nil))
+	case agenttype.LaunchConsole:
+		agent.PID, err = launch.Console(req.Self, specFile, logFile, env)
 	default:
 		agent.PID, err = launch.Background(req.Self, specFile, logFile, env)
 	}
