@@ -13,7 +13,10 @@ import (
 
 // ErrNoWT is returned when a type asks for Windows Terminal and wt.exe is
 // not on PATH.
-var ErrNoWT = errors.New("this type launches in Windows Terminal, but wt.exe is not on PATH (install Windows Terminal, or use a type with launch=console or launch=background)")
+var ErrNoWT = errors.New("this type launches in Windows Terminal, but wt.exe is not on PATH")
+
+// WTHint is what spawn suggests with ErrNoWT.
+const WTHint = "install Windows Terminal, or use a type with launch=console or launch=background"
 
 // WTWindow is the Windows Terminal window (wt -w) every wt run opens its
 // tab in: created by the first, reused by the others.
@@ -44,10 +47,13 @@ func WindowsTerminal(ctx context.Context, self, specPath, pidFile, team, name st
 		return 0, err
 	}
 	os.Remove(pidFile)
+	// wt.exe shows its errors in a window of its own, not on its output,
+	// which is left alone: a pipe would also be held open by the tab's
+	// processes wherever handles are inherited whole (Wine).
 	c := exec.CommandContext(ctx, wt, args...)
 	c.Env = env
-	if out, err := c.CombinedOutput(); err != nil {
-		return 0, fmt.Errorf("wt.exe new-tab: %v %s", err, strings.TrimSpace(string(out)))
+	if err := c.Run(); err != nil {
+		return 0, fmt.Errorf("wt.exe new-tab: %w", err)
 	}
 	return awaitPID(ctx, pidFile, WTPatience)
 }
