@@ -227,10 +227,15 @@ func TestWindowsUnderWine(t *testing.T) {
 
 	// launch=console: the supervisor in a console window of its own,
 	// copying the agent's output to it and to the log. Where Wine is not
-	// Windows: with no display, Wine's new console is a headless conhost,
-	// so that a window opens, and what it shows, is not seen here; that
-	// the run is started, listed, stopped with its child, and its output
-	// logged, is.
+	// Windows: with no display, Wine gives a new console no screen buffer
+	// (measured: CONOUT$ opens, but a write to it fails with "I/O
+	// operation aborted" and GetConsoleScreenBufferInfo with "Invalid
+	// handle"), so what the window would show cannot be read here. What
+	// is tested: the run starts in a new console, is listed, is stopped
+	// with its child, and its output reaches the log even though every
+	// write to the console fails. (The supervisor's own output is the log
+	// in this mode, so the copy to the log is proved by the wt run below,
+	// whose supervisor's output goes nowhere.)
 	handshake("console", "c1", env, spawnExe)
 
 	// launch=wt: a tab of the stand-in wt.exe (testdata/winterminal), which
