@@ -40,7 +40,10 @@ func TestCrossBuild(t *testing.T) {
 // its own): the process layer's unit tests (Job Objects, identities); the
 // mailbox commands on a mailbox at a path with spaces and non-ASCII; spawn,
 // spawn list and spawn stop of a handshake agent (testdata/wineagent) and
-// the child it starts; and a briefing full of cmd.exe's metacharacters
+// the child it starts, launched in the background, in a console window
+// (launch=console) and in a Windows Terminal tab (launch=wt, through the
+// stand-in wt.exe of testdata/winterminal), and the error without wt.exe;
+// and a briefing full of cmd.exe's metacharacters
 // delivered byte for byte to a .cmd agent on stdin, and refused as argv.
 // Each wine start costs seconds, so the scenario is small.
 //
@@ -79,9 +82,13 @@ func TestWindowsUnderWine(t *testing.T) {
 		t.Fatalf("GOOS=windows go test -exec wine ./pkg/proc/: %v\n%s", err, out)
 	}
 
-	bin := t.TempDir()
-	for _, c := range []string{"cmd/inbox", "cmd/stale", "cmd/ready", "cmd/spawn", "testdata/wineagent"} {
-		build := exec.Command("go", "build", "-o", filepath.Join(bin, filepath.Base(c)+".exe"), "./"+c)
+	bin, wtBin := t.TempDir(), t.TempDir()
+	for _, c := range []string{"cmd/inbox", "cmd/stale", "cmd/ready", "cmd/spawn", "testdata/wineagent", "testdata/winterminal"} {
+		exe := filepath.Join(bin, filepath.Base(c)+".exe")
+		if c == "testdata/winterminal" {
+			exe = filepath.Join(wtBin, "wt.exe")
+		}
+		build := exec.Command("go", "build", "-o", exe, "./"+c)
 		build.Env = append(os.Environ(), "GOOS=windows", "GOARCH=amd64", "CGO_ENABLED=0")
 		if out, err := build.CombinedOutput(); err != nil {
 			t.Fatalf("build %s.exe: %v\n%s", c, err, out)
@@ -94,9 +101,12 @@ func TestWindowsUnderWine(t *testing.T) {
 	db := winPath(filepath.Join(dir, "team.db"))
 	work, types := t.TempDir(), t.TempDir()
 	env = append(env, "TEAMKIT_TYPES="+winPath(types))
-	run := func(want int, c string, args ...string) string {
+	// runExe runs exe under wine with env and the scenario's mailbox, and
+	// wants exit code want; run runs one of the commands built in bin with
+	// the scenario's env.
+	runExe := func(env []string, exe string, want int, args ...string) string {
 		t.Helper()
-		cmd := exec.Command(wine, append([]string{filepath.Join(bin, c+".exe")}, append(args, "--db", db)...)...)
+		cmd := exec.Command(wine, append([]string{exe}, append(args, "--db", db)...)...)
 		cmd.Env, cmd.Dir = env, work
 		// Files, not pipes: Wine hands its own Unix stderr to every
 		// process it starts, whatever the Windows handles say, so the
@@ -120,9 +130,13 @@ func TestWindowsUnderWine(t *testing.T) {
 			t.Fatal(rerr)
 		}
 		if code != want {
-			t.Fatalf("wine %s %v: exit %d, want %d\n%s", c, args, code, want, out)
+			t.Fatalf("wine %s %v: exit %d, want %d\n%s", filepath.Base(exe), args, code, want, out)
 		}
 		return strings.ReplaceAll(string(out), "\r\n", "\n")
+	}
+	run := func(want int, c string, args ...string) string {
+		t.Helper()
+		return runExe(env, filepath.Join(bin, c+".exe"), want, args...)
 	}
 	if out := run(0, "inbox", "send", "demo", "w1", "héllo wörker", "--from", "lead"); !strings.Contains(out, "id=1") {
 		t.Fatalf("send printed %q", out)
@@ -155,37 +169,102 @@ func TestWindowsUnderWine(t *testing.T) {
 			_ = kill.Run()
 		}
 	})
-	beat := filepath.Join(work, "beat")
+	// handshake spawns agent name of a type launched by launch (with
+	// spawnExe and env), a Windows program that starts a child, replies
+	// and marks ready; checks the reply, spawn list, and that the agent's
+	// output reached the run's log; then stops it and checks that the
+	// agent and its child are gone (the Job Object).
 	agentExe := "Z:" + filepath.Join(bin, "wineagent.exe")
-	writeType(t, types, "winagent", "command="+agentExe+" agent Z:"+beat+"\nboot=stdin\nhandshake=actas\n", `{{template "teamkit" .}}`)
-	if out := run(0, "spawn", "winagent", "a1", "--team", "demo", "--timeout", "5m"); !strings.Contains(out, "status=ready ") {
-		t.Fatalf("spawn printed %q", out)
+	handshake := func(launch, name string, env []string, spawnExe string) {
+		t.Helper()
+		typ := "win" + launch
+		beat := filepath.Join(work, "beat-"+name)
+		writeType(t, types, typ, "command="+agentExe+" agent Z:"+beat+"\nboot=stdin\nhandshake=actas\nlaunch="+launch+"\n", `{{template "teamkit" .}}`)
+		out := runExe(env, spawnExe, 0, typ, name, "--team", "demo", "--timeout", "5m")
+		if !strings.Contains(out, "status=ready ") {
+			t.Fatalf("spawn %s printed %q", typ, out)
+		}
+		waitUntil(t, "the agent's child to beat", func() bool {
+			st, err := os.Stat(beat)
+			return err == nil && st.Size() > 2
+		})
+		if ps := wineProcs(beat); len(ps) != 2 {
+			t.Fatalf("want the agent and its child running, found %q", ps)
+		}
+		if out := run(0, "inbox", "drain", "demo", "lead"); !strings.Contains(out, "reply from "+name) {
+			t.Fatalf("drain lead printed %q", out)
+		}
+		if out := run(0, "spawn", "list", "demo"); !regexp.MustCompile(`(?m)^` + name + ` +` + typ + ` +ready +\d+ `).MatchString(out) {
+			t.Fatalf("spawn list printed %q", out)
+		}
+		// What the agent printed (ready's own line) is in the log spawn
+		// reads, whatever the launcher did with the agent's output.
+		m := regexp.MustCompile(`log="(Z:[^"]+)"`).FindStringSubmatch(out)
+		if m == nil {
+			t.Fatalf("no log in %q", out)
+		}
+		log := strings.ReplaceAll(strings.TrimPrefix(strings.ReplaceAll(m[1], `\\`, `\`), "Z:"), `\`, "/")
+		if b, err := os.ReadFile(log); err != nil || !strings.Contains(string(b), "ready=marked team=demo name="+name) {
+			t.Fatalf("the agent's output is not in its log %s (%v):\n%s", log, err, b)
+		}
+		// Where Wine is not Windows: the CTRL_BREAK spawn stop sends
+		// first does not end the agent under Wine (its console is not a
+		// real one), so the agent outlives the grace and
+		// TerminateJobObject ends it and its child: code=137, the forced
+		// end, is what Wine tests. On Windows, Go's default CTRL_BREAK
+		// handling would end the agent before the grace. Either way the
+		// child must go with it: the Job Object.
+		if out := run(0, "spawn", "stop", "demo", name, "--grace", "1s"); !regexp.MustCompile(`(?m)^status=stopped agent=` + name + ` team=demo run=\S+ code=137$`).MatchString(out) {
+			t.Fatalf("spawn stop printed %q", out)
+		}
+		waitUntil(t, "the agent and its child to end", func() bool { return len(wineProcs(beat)) == 0 })
+		if out := run(0, "spawn", "list", "demo"); !regexp.MustCompile(`(?m)^` + name + ` +` + typ + ` +exited code=\d+ `).MatchString(out) {
+			t.Fatalf("spawn list after stop printed %q", out)
+		}
 	}
-	waitUntil(t, "the agent's child to beat", func() bool {
-		st, err := os.Stat(beat)
-		return err == nil && st.Size() > 2
-	})
-	if ps := wineProcs(beat); len(ps) != 2 {
-		t.Fatalf("want the agent and its child running, found %q", ps)
+	spawnExe := filepath.Join(bin, "spawn.exe")
+	handshake("background", "a1", env, spawnExe)
+
+	// launch=console: the supervisor in a console window of its own,
+	// copying the agent's output to it and to the log. Where Wine is not
+	// Windows: with no display, Wine gives a new console no screen buffer
+	// (measured: CONOUT$ opens, but a write to it fails with "I/O
+	// operation aborted" and GetConsoleScreenBufferInfo with "Invalid
+	// handle"), so what the window would show cannot be read here. What
+	// is tested: the run starts in a new console, is listed, is stopped
+	// with its child, and its output reaches the log even though every
+	// write to the console fails. (The supervisor's own output is the log
+	// in this mode, so the copy to the log is proved by the wt run below,
+	// whose supervisor's output goes nowhere.)
+	handshake("console", "c1", env, spawnExe)
+
+	// launch=wt: a tab of the stand-in wt.exe (testdata/winterminal), which
+	// reads wt.exe's argv as Windows Terminal does and starts the tab's
+	// command line in a console of its own. spawn.exe runs from a
+	// directory whose name holds a ";", which wt.exe would split its
+	// command line on unless escaped.
+	semi := filepath.Join(t.TempDir(), "tools;old")
+	if err := os.MkdirAll(semi, 0o700); err != nil {
+		t.Fatal(err)
 	}
-	if out := run(0, "inbox", "drain", "demo", "lead"); !strings.Contains(out, "reply from a1") {
-		t.Fatalf("drain lead printed %q", out)
+	exe, err := os.ReadFile(spawnExe)
+	if err != nil {
+		t.Fatal(err)
 	}
-	if out := run(0, "spawn", "list", "demo"); !regexp.MustCompile(`(?m)^a1 +winagent +ready +\d+ `).MatchString(out) {
-		t.Fatalf("spawn list printed %q", out)
+	if err := os.WriteFile(filepath.Join(semi, "spawn.exe"), exe, 0o700); err != nil {
+		t.Fatal(err)
 	}
-	// Where Wine is not Windows: the CTRL_BREAK spawn stop sends first
-	// does not end the agent under Wine (its hidden console is not a real
-	// one), so the agent outlives the grace and TerminateJobObject ends it
-	// and its child: code=137, the forced end, is what Wine tests. On
-	// Windows, Go's default CTRL_BREAK handling would end the agent before
-	// the grace. Either way the child must go with it: the Job Object.
-	if out := run(0, "spawn", "stop", "demo", "a1", "--grace", "1s"); !regexp.MustCompile(`(?m)^status=stopped agent=a1 team=demo run=\S+ code=137$`).MatchString(out) {
-		t.Fatalf("spawn stop printed %q", out)
+	wtEnv := append(env[:len(env):len(env)], "WINEPATH="+winPath(wtBin))
+	handshake("wt", "w1", wtEnv, filepath.Join(semi, "spawn.exe"))
+	tab, err := os.ReadFile(filepath.Join(wtBin, "wt.log"))
+	want := "window=teamkit title=demo/w1 commandline=" + winPath(filepath.Join(semi, "spawn.exe")) + " __run "
+	if err != nil || !strings.HasPrefix(string(tab), want) || strings.Count(string(tab), "\n") != 1 {
+		t.Fatalf("wt.exe was asked for %q (%v), want one tab: %q…", tab, err, want)
 	}
-	waitUntil(t, "the agent and its child to end", func() bool { return len(wineProcs(beat)) == 0 })
-	if out := run(0, "spawn", "list", "demo"); !regexp.MustCompile(`(?m)^a1 +winagent +exited code=\d+ `).MatchString(out) {
-		t.Fatalf("spawn list after stop printed %q", out)
+	// Without wt.exe on PATH: refused at once, with a hint.
+	if out := run(1, "spawn", "winwt", "w2", "--team", "demo"); !strings.Contains(out, "spawn: error: this type launches in Windows Terminal, but wt.exe is not on PATH") ||
+		!strings.Contains(out, "spawn: hint: install Windows Terminal, or use a type with launch=console or launch=background") {
+		t.Fatalf("spawn without wt.exe printed %q", out)
 	}
 
 	// A briefing with every character cmd.exe reads, newlines and

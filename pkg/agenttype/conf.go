@@ -47,11 +47,14 @@ func (e *ParseError) Unwrap() error { return ErrMalformed }
 // Launch is how spawn starts the agent process.
 type Launch string
 
-// The launch modes type.conf accepts.
+// The launch modes type.conf accepts, on every OS: a type may be shared
+// between systems, and spawn refuses one its system lacks (launch.Supported).
 const (
 	LaunchBackground Launch = "background"
 	LaunchTmux       Launch = "tmux"
 	LaunchForeground Launch = "foreground"
+	LaunchConsole    Launch = "console" // Windows: a new console window
+	LaunchWT         Launch = "wt"      // Windows: a Windows Terminal tab
 )
 
 // Boot is how the briefing reaches the agent.
@@ -201,10 +204,10 @@ func Parse(file string, data []byte) (Conf, error) {
 			c.Command, commandLine = words, n
 		case "launch":
 			switch l := Launch(value); l {
-			case LaunchBackground, LaunchTmux, LaunchForeground:
+			case LaunchBackground, LaunchTmux, LaunchForeground, LaunchConsole, LaunchWT:
 				c.Launch = l
 			default:
-				return fail(n, fmt.Sprintf("launch=%q", value), "background, tmux or foreground")
+				return fail(n, fmt.Sprintf("launch=%q", value), "background, tmux, foreground, console or wt")
 			}
 		case "boot":
 			switch b := Boot(value); b {

@@ -68,6 +68,17 @@ func TestParseDefaults(t *testing.T) {
 	}
 }
 
+// Every launch mode parses on every OS (a type may be shared between
+// systems); spawn refuses the ones its system lacks.
+func TestParseLaunchModes(t *testing.T) {
+	for _, l := range []Launch{LaunchBackground, LaunchTmux, LaunchForeground, LaunchConsole, LaunchWT} {
+		c, err := Parse("t.conf", []byte("command=a {prompt}\nlaunch="+string(l)))
+		if err != nil || c.Launch != l {
+			t.Errorf("launch=%s: got %q, %v", l, c.Launch, err)
+		}
+	}
+}
+
 func TestParseBootModes(t *testing.T) {
 	for _, conf := range []string{
 		"command=a {prompt}\nboot=argv",
@@ -97,8 +108,8 @@ func TestParseErrors(t *testing.T) {
 		{"command=a {prompt}\nlaunch=tmux\nlaunch=tmux", `t.conf:3: duplicate key "launch" (first set on line 2); expected each key at most once`},
 		{"command=a {prompt}\ncommand=b {prompt}", `t.conf:2: duplicate key "command" (first set on line 1)…`},
 		{"command=a {prompt}\nenv.A=1\nenv.A=2", `t.conf:3: duplicate key "env.A" (first set on line 2)…`},
-		{"command=a {prompt}\nlaunch=window", `t.conf:2: launch="window"; expected background, tmux or foreground`},
-		{"command=a {prompt}\nlaunch=", `t.conf:2: launch=""; expected background, tmux or foreground`},
+		{"command=a {prompt}\nlaunch=window", `t.conf:2: launch="window"; expected background, tmux, foreground, console or wt`},
+		{"command=a {prompt}\nlaunch=", `t.conf:2: launch=""; expected background, tmux, foreground, console or wt`},
 		{"command=a {prompt}\nboot=pipe", `t.conf:2: boot="pipe"; expected argv, file or stdin`},
 		{"command=a {prompt}\nmonitor=true", `t.conf:2: monitor="true"; expected yes or no`},
 		{"command=a {prompt}\nhandshake=none", `t.conf:2: handshake="none"; expected actas (or no handshake line at all)`},

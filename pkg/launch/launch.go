@@ -16,6 +16,12 @@
 //     path, "__run" and the spec's path, never the briefing, so no quoting
 //     layer and no command-length limit exist.
 //   - foreground: spawn supervises the agent itself, on its own terminal.
+//   - console (Windows): the supervisor runs in a new console window of its
+//     own; it copies the agent's output to that window and to the log.
+//   - wt (Windows): the supervisor is the command of a new Windows Terminal
+//     tab (wt.exe), handed only the same three words as tmux; it copies the
+//     agent's output to the tab and to the log, and reports its pid through
+//     a file, since wt.exe only passes the command on to Windows Terminal.
 //
 // Public: a Go program embedding teamkit may import this package.
 package launch
@@ -66,6 +72,13 @@ type Spec struct {
 	// Log before the agent starts, so an agent's last words survive the
 	// window.
 	Tmux bool `json:"tmux"`
+	// Console: the supervisor has a console of its own (launch=console or
+	// wt), where the agent's output is shown while it also goes to Log; the
+	// agent reads that console's keyboard unless Stdin is set.
+	Console bool `json:"console,omitempty"`
+	// PIDFile, when set, is where the supervisor writes its pid before
+	// anything else, for a launcher that does not see it start (wt).
+	PIDFile string `json:"pid_file,omitempty"`
 	// Ask is the ask whose answer this run carries (a re-spawn by resume),
 	// 0 for any other run: the supervisor records the answer as delivered
 	// before it starts the agent, and starts it only if it could
@@ -179,12 +192,16 @@ func Supervise(ctx context.Context, spec Spec, db *mailbox.DB, stdout, stderr io
 	if spec.Grace <= 0 {
 		spec.Grace = DefaultGrace
 	}
+	announce(spec)
 	path, err := LookPath(spec.Argv[0], spec.Env)
 	if err != nil {
 		recordExit(db, spec, 127)
 		return 127, err
 	}
 	cmd := &exec.Cmd{Path: path, Args: spec.Argv, Env: spec.Env, Dir: spec.Dir, Stdout: stdout, Stderr: stderr, Stdin: stdin}
+	if spec.Console {
+		defer onConsole(spec, cmd)()
+	}
 	if spec.Stdin != "" {
 		f, err := os.Open(spec.Stdin)
 		if err != nil {
@@ -488,6 +505,12 @@ func ExitCode(ps *os.ProcessState, err error) int {
 // appended to logPath, and returns its pid. The supervisor outlives the
 // caller; the caller does not wait for it.
 func Background(self, specPath, logPath string, env []string) (int, error) {
+	return startSupervisor(self, specPath, logPath, env, startDetached)
+}
+
+// startSupervisor starts "self __run specPath" with start, its output
+// appended to logPath and no input, and returns its pid.
+func startSupervisor(self, specPath, logPath string, env []string, start func(*exec.Cmd) (*exec.Cmd, error)) (int, error) {
 	log, err := openLog(logPath)
 	if err != nil {
 		return 0, fmt.Errorf("open agent log: %w", err)
@@ -506,7 +529,7 @@ func Background(self, specPath, logPath string, env []string) (int, error) {
 		Stdout: log,
 		Stderr: log,
 	}
-	cmd, err = startDetached(cmd)
+	cmd, err = start(cmd)
 	if err != nil {
 		return 0, fmt.Errorf("start agent supervisor: %w", err)
 	}
@@ -521,6 +544,8 @@ const (
 	ModeBackground = "background"
 	ModeTmux       = "tmux"
 	ModeForeground = "foreground"
+	ModeConsole    = "console"
+	ModeWT         = "wt"
 )
 
 // ErrNoTmux is returned when a type asks for tmux and none is installed.

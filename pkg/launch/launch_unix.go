@@ -3,6 +3,7 @@
 package launch
 
 import (
+	"errors"
 	"os"
 	"os/exec"
 	"strings"
@@ -34,9 +35,28 @@ func getenv(env []string, key string) string {
 	return v
 }
 
-// Supported reports whether the launch mode works on this OS: every mode
-// does on Unix (tmux when installed, which Tmux checks).
-func Supported(mode string) error { return nil }
+// Supported reports whether the launch mode works on this OS: on Unix
+// every mode but Windows' own (tmux when installed, which Tmux checks).
+func Supported(mode string) error {
+	switch mode {
+	case ModeConsole:
+		return errors.New("launch=console opens a Windows console window, which this system does not have; use launch=background, launch=tmux or launch=foreground")
+	case ModeWT:
+		return errors.New("launch=wt opens a Windows Terminal tab, which this system does not have; use launch=background, launch=tmux or launch=foreground")
+	}
+	return nil
+}
+
+// Console is Windows' console launch: on Unix it fails (Supported).
+func Console(self, specPath, logPath string, env []string) (int, error) {
+	return 0, Supported(ModeConsole)
+}
+
+// openConsole fails on Unix, which has no console to open by name; only a
+// hand-made spec asks for one here.
+func openConsole() (in, out *os.File, err error) {
+	return nil, nil, errors.New("no console on this system")
+}
 
 // BatchFile reports whether path is run through cmd.exe's parser: never on
 // Unix.

@@ -2,6 +2,7 @@ package launch
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -12,11 +13,23 @@ import (
 )
 
 // startDetached starts cmd with a hidden console and a process group of its
-// own (so the spawner's Ctrl-C and console window do not reach it), outside
-// the spawner's Job Object when that job allows it: a terminal that puts its
-// shells in a kill-on-close job would otherwise end the run with the window.
+// own, so the spawner's Ctrl-C and console window do not reach it.
 func startDetached(cmd *exec.Cmd) (*exec.Cmd, error) {
-	flags := uint32(windows.CREATE_NEW_PROCESS_GROUP | windows.CREATE_NO_WINDOW)
+	return startAway(cmd, windows.CREATE_NEW_PROCESS_GROUP|windows.CREATE_NO_WINDOW)
+}
+
+// startInConsole starts cmd in a new console window and a process group of
+// its own: spawn stop's CTRL_BREAK goes to the agent's group on that
+// console, and the spawner's Ctrl-C does not.
+func startInConsole(cmd *exec.Cmd) (*exec.Cmd, error) {
+	return startAway(cmd, windows.CREATE_NEW_PROCESS_GROUP|windows.CREATE_NEW_CONSOLE)
+}
+
+// startAway starts cmd with flags, outside the spawner's Job Object when
+// that job allows it: a terminal that puts its shells in a kill-on-close
+// job would otherwise end the run with the window. It returns the started
+// command.
+func startAway(cmd *exec.Cmd, flags uint32) (*exec.Cmd, error) {
 	again := &exec.Cmd{Path: cmd.Path, Args: cmd.Args, Env: cmd.Env, Dir: cmd.Dir, Stdin: cmd.Stdin, Stdout: cmd.Stdout, Stderr: cmd.Stderr}
 	cmd.SysProcAttr = &syscall.SysProcAttr{CreationFlags: flags | windows.CREATE_BREAKAWAY_FROM_JOB}
 	err := cmd.Start()
@@ -26,6 +39,37 @@ func startDetached(cmd *exec.Cmd) (*exec.Cmd, error) {
 		return again, again.Start()
 	}
 	return cmd, err
+}
+
+// Console starts "self __run specPath" in a new console window (see
+// startInConsole) and returns its pid. The supervisor's own output goes to
+// logPath, and so do its notes; the agent's output is shown in the window
+// and copied to the log (onConsole). The window closes when the run ends;
+// closing it stops the run (Windows sends the supervisor CTRL_CLOSE_EVENT,
+// which Go delivers as SIGTERM).
+func Console(self, specPath, logPath string, env []string) (int, error) {
+	return startSupervisor(self, specPath, logPath, env, startInConsole)
+}
+
+// openConsole opens the console this process is attached to, by name, and
+// asks it for UTF-8 (what agents print) and VT sequences (colours): a
+// console that refuses either still shows the text.
+func openConsole() (in, out *os.File, err error) {
+	out, err = os.OpenFile("CONOUT$", os.O_RDWR, 0)
+	if err != nil {
+		return nil, nil, fmt.Errorf("open the console: %w", err)
+	}
+	in, err = os.OpenFile("CONIN$", os.O_RDWR, 0)
+	if err != nil {
+		out.Close()
+		return nil, nil, fmt.Errorf("open the console's input: %w", err)
+	}
+	windows.SetConsoleOutputCP(65001) // CP_UTF8
+	var mode uint32
+	if windows.GetConsoleMode(windows.Handle(out.Fd()), &mode) == nil {
+		windows.SetConsoleMode(windows.Handle(out.Fd()), mode|windows.ENABLE_VIRTUAL_TERMINAL_PROCESSING)
+	}
+	return in, out, nil
 }
 
 // executable finds p as Windows runs it: a file whose extension is in
@@ -82,7 +126,7 @@ func getenv(env []string, key string) string {
 // not.
 func Supported(mode string) error {
 	if mode == ModeTmux {
-		return errors.New("launch=tmux needs tmux, which Windows does not have; use launch=background or launch=foreground")
+		return errors.New("launch=tmux needs tmux, which Windows does not have; use launch=background, launch=console, launch=wt or launch=foreground")
 	}
 	return nil
 }

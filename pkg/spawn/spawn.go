@@ -321,6 +321,10 @@ func (j *job) writeRun() error {
 	if t.Conf.Boot == agenttype.BootStdin {
 		j.spec.Stdin = j.promptFile
 	}
+	j.spec.Console = t.Conf.Launch == agenttype.LaunchConsole || t.Conf.Launch == agenttype.LaunchWT
+	if t.Conf.Launch == agenttype.LaunchWT {
+		j.spec.PIDFile = base + ".pid"
+	}
 	return launch.WriteSpec(j.specFile, j.spec)
 }
 
@@ -352,6 +356,12 @@ func (j *job) start(ctx context.Context, db *mailbox.DB) (Result, error) {
 		// a tmux server it starts keeps that environment for every later
 		// window. The agent's own environment travels in the spec.
 		pid, err = launch.Tmux(ctx, req.Self, j.specFile, req.Team, req.Name, AgentEnv(req.Environ, agenttype.Conf{}, nil))
+	case agenttype.LaunchWT:
+		// As for tmux: a Windows Terminal that wt.exe starts keeps its
+		// environment for every later tab.
+		pid, err = launch.WindowsTerminal(ctx, req.Self, j.specFile, j.spec.PIDFile, req.Team, req.Name, AgentEnv(req.Environ, agenttype.Conf{}, nil))
+	case agenttype.LaunchConsole:
+		pid, err = launch.Console(req.Self, j.specFile, j.logFile, j.env)
 	default:
 		pid, err = launch.Background(req.Self, j.specFile, j.logFile, j.env)
 	}

@@ -300,6 +300,8 @@ func explain(err error, env *command.Env) error {
 		return command.WithHint(err, "add the type under $XDG_CONFIG_HOME/teamkit/types/<type>/ or a directory on $TEAMKIT_TYPES")
 	case errors.Is(err, agenttype.ErrMalformed):
 		return command.WithHint(err, "see the type.conf reference in the README")
+	case errors.Is(err, launch.ErrNoWT):
+		return command.WithHint(err, launch.WTHint)
 	}
 	return err
 }
