@@ -71,15 +71,20 @@ func (r *Resumer) healthOf(name string) *health {
 // used this pass. Only mailbox errors are returned.
 func (p *pass) find(ch Channel, a mailbox.Ask) (mailbox.Decision, bool, error) {
 	name := ch.Name()
+	p.mu.Lock()
 	rd := p.chans[name]
 	if rd == nil {
 		rd = &round{}
 		p.chans[name] = rd
 	}
+	p.mu.Unlock()
 	sink := p.sink(ch, rd)
 	if !rd.used {
 		rd.used = true
-		if p.r.watching && p.r.now().Before(p.r.healthOf(name).next) {
+		p.mu.Lock()
+		next := p.r.healthOf(name).next
+		p.mu.Unlock()
+		if p.r.watching && p.r.now().Before(next) {
 			rd.skip, rd.backing = true, true
 		} else if err := ch.Ready(p.ctx, sink); err != nil {
 			if isDB(err) {
@@ -101,7 +106,9 @@ func (p *pass) find(ch Channel, a mailbox.Ask) (mailbox.Decision, bool, error) {
 	dec, found, err := ch.Find(p.ctx, sink, a)
 	switch {
 	case err == nil:
+		p.mu.Lock()
 		rd.ok++
+		p.mu.Unlock()
 	case isDB(err):
 		return mailbox.Decision{}, false, err
 	default:

@@ -231,6 +231,9 @@ type pass struct {
 	failures int
 	// chans is how each channel fared in this pass (see health.go).
 	chans map[string]*round
+	// resolved are the asks whose intents a crashed pass left, settled
+	// by this one; started, the asks it re-spawns. Both under mu.
+	resolved, started map[int64]bool
 
 	// The re-spawns under way (see start): slots bounds them, last[agent]
 	// is closed when that agent's latest queued re-spawn is done, and err
@@ -289,7 +292,7 @@ func newPass(r *Resumer, ctx context.Context) *pass {
 	if n <= 0 {
 		n = DefaultParallel
 	}
-	return &pass{r: r, ctx: ctx, chans: map[string]*round{},
+	return &pass{r: r, ctx: ctx, chans: map[string]*round{}, started: map[int64]bool{},
 		slots: make(chan struct{}, n), last: map[string]chan struct{}{}}
 }
 
@@ -347,49 +350,118 @@ func (p *pass) run() error {
 		}
 	}
 
-	answered, err := r.DB.Asks(ctx, r.Team, mailbox.AskAnswered)
+	p.mu.Lock()
+	p.resolved = done
+	p.mu.Unlock()
+	if err := p.deliver(); err != nil {
+		return err
+	}
+	awaiting, err := r.DB.Asks(ctx, r.Team, mailbox.AskAwaiting)
+	if err != nil {
+		return err
+	}
+	return p.read(awaiting)
+}
+
+// deliver re-spawns the asks answered but not resumed (answers given with
+// ask answer, or claimed by a channel) that this pass has not started yet.
+func (p *pass) deliver() error {
+	answered, err := p.r.DB.Asks(p.ctx, p.r.Team, mailbox.AskAnswered)
 	if err != nil {
 		return err
 	}
 	for _, a := range answered {
-		if a.ResumedRun != "" || done[a.ID] {
+		p.mu.Lock()
+		skip := p.resolved[a.ID] || p.started[a.ID]
+		p.mu.Unlock()
+		if a.ResumedRun != "" || skip {
 			continue
 		}
 		in, err := p.intent(a.ID)
 		if err != nil {
 			return err
 		}
-		r.crash(CrashAfterIntent)
+		p.r.crash(CrashAfterIntent)
 		if err := p.start(a, in); err != nil {
 			return err
 		}
 	}
+	return nil
+}
 
-	awaiting, err := r.DB.Asks(ctx, r.Team, mailbox.AskAwaiting)
-	if err != nil {
-		return err
+// read reads the awaiting asks on every channel at once, one goroutine per
+// channel taking its asks in order, so a slow or failing channel (GitHub
+// retrying a 503 for seconds per request) holds up no other. Under a
+// watch, the answers given meanwhile (ask answer) are delivered every
+// interval while the channels are read, so that no channel delays them
+// either. It returns the first mailbox error.
+func (p *pass) read(awaiting []mailbox.Ask) error {
+	var wg sync.WaitGroup
+	errs := make([]error, len(p.r.Channels))
+	for i, ch := range p.r.Channels {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer p.recoverInto(&errs[i])
+			errs[i] = p.readChannel(ch, awaiting)
+		}()
 	}
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	var derr error
+	if p.r.watching && p.r.interval > 0 {
+		tick := time.NewTicker(p.r.interval)
+		defer tick.Stop()
+	wait:
+		for {
+			select {
+			case <-done:
+				break wait
+			case <-tick.C:
+				if derr == nil && p.ctx.Err() == nil {
+					derr = p.deliver()
+				}
+			}
+		}
+	}
+	<-done
+	return errors.Join(append([]error{derr}, errs...)...)
+}
+
+// readChannel reads ch's awaiting asks in order and claims the answers.
+func (p *pass) readChannel(ch Channel, awaiting []mailbox.Ask) error {
 	for _, a := range awaiting {
 		if err := p.failed(); err != nil {
 			return err
 		}
-		for _, ch := range r.Channels {
-			if !ch.Holds(a) {
-				continue
-			}
-			dec, found, err := p.find(ch, a)
-			if err != nil {
-				return err
-			}
-			if found {
-				if err := p.claim(a, dec); err != nil {
-					return err
-				}
-				break
-			}
+		p.mu.Lock()
+		claimed := p.started[a.ID]
+		p.mu.Unlock()
+		if claimed || !ch.Holds(a) {
+			continue
+		}
+		dec, found, err := p.find(ch, a)
+		if err == nil && found {
+			err = p.claim(a, dec)
+		}
+		if err != nil {
+			return err
 		}
 	}
 	return nil
+}
+
+// recoverInto keeps a panic of a channel's reader (a test's crash hook)
+// for Pass to raise again in its caller's goroutine.
+func (p *pass) recoverInto(err *error) {
+	if v := recover(); v != nil {
+		p.mu.Lock()
+		if p.panicked == nil {
+			p.panicked = v
+		}
+		p.mu.Unlock()
+		*err = fmt.Errorf("a channel's reader panicked: %v", v)
+	}
 }
 
 // start re-spawns the agent of answered ask a in the background, at most
@@ -406,6 +478,12 @@ func (p *pass) start(a mailbox.Ask, in mailbox.ResumeIntent) error {
 		p.mu.Unlock()
 		return p.err
 	}
+	if p.started[a.ID] {
+		// Claimed by a channel and found answered by deliver at once.
+		p.mu.Unlock()
+		return nil
+	}
+	p.started[a.ID] = true
 	prev := p.last[a.Agent]
 	done := make(chan struct{})
 	p.last[a.Agent] = done

@@ -788,6 +788,7 @@ func TestWatchBacksOffAndObeysPause(t *testing.T) {
 	defer cancel()
 	f.ask("w1", issue, mailbox.KindQuestion, "Which colour?")
 	f.comment("carol", "MEMBER", "Blue.")
+	local := f.ask("w2", "", mailbox.KindQuestion, "Which door?")
 	if err := f.fake.Fail(githubtest.Failure{Count: -1, Status: 503}); err != nil {
 		t.Fatal(err)
 	}
@@ -814,6 +815,16 @@ func TestWatchBacksOffAndObeysPause(t *testing.T) {
 				t.Errorf("%d requests while paused", n)
 			}
 			Unpause(ctx, f.db, "t")
+		case 5:
+			// GitHub is backing off; a local answer comes back at the
+			// next pass all the same, one interval later.
+			if _, err := AnswerLocal(ctx, f.db, LocalAnswer{ID: local.ID, Text: "Green.", Decision: mailbox.DecisionAnswered, By: "tester"}); err != nil {
+				t.Error(err)
+			}
+		case 6:
+			if f.state(local.ID).ResumedRun == "" {
+				t.Error("the local answer was not carried back by the next pass")
+			}
 		case 8:
 			f.fake.ClearFailures()
 		case 10:
@@ -834,8 +845,8 @@ func TestWatchBacksOffAndObeysPause(t *testing.T) {
 	if want := []bool{true, true, false, true, false, false, false, true}; fmt.Sprint(read) != fmt.Sprint(want) {
 		t.Errorf("GitHub read by the passes %v, want %v", read, want)
 	}
-	if f.spawnCount() != 1 {
-		t.Errorf("%d spawns after recovery", f.spawnCount())
+	if f.spawnCount() != 2 {
+		t.Errorf("%d spawns after recovery, want the local answer's and GitHub's", f.spawnCount())
 	}
 	out := f.stderr.String()
 	for _, s := range []string{"team t is paused; not resuming until 'resume unpause t'", "team t is no longer paused",
