@@ -149,10 +149,12 @@ func usedNames(f *ast.File) map[string]bool {
 		case *ast.FuncDecl:
 			// Its name is declared, not used; a method's may be any
 			// channel's (Post).
-			for _, part := range []ast.Node{n.Recv, n.Type, n.Body} {
-				if !isNil(part) {
-					ast.Inspect(part, walk)
-				}
+			if n.Recv != nil {
+				ast.Inspect(n.Recv, walk)
+			}
+			ast.Inspect(n.Type, walk)
+			if n.Body != nil {
+				ast.Inspect(n.Body, walk)
 			}
 			return false
 		case *ast.Field:
@@ -178,17 +180,4 @@ func usedNames(f *ast.File) map[string]bool {
 		ast.Inspect(d, walk)
 	}
 	return used
-}
-
-
-func isNil(n ast.Node) bool {
-	switch n := n.(type) {
-	case *ast.FieldList:
-		return n == nil
-	case *ast.BlockStmt:
-		return n == nil
-	case *ast.FuncType:
-		return n == nil
-	}
-	return n == nil
 }
