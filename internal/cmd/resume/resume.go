@@ -283,34 +283,45 @@ func reporter(asJSON bool, w io.Writer) func(escalate.Resumed) error {
 	}
 }
 
+// PauseOptions is one `resume pause` or `resume unpause`.
+type PauseOptions struct {
+	Team   string
+	Paused bool
+	JSON   bool
+}
+
 func setPaused(c *cli.Context, env *command.Env, paused bool) error {
-	args := c.Args().Slice()
-	if len(args) > 1 {
-		return command.Usagef("usage: resume %s <team>", c.Command.Name)
+	parse := func(c *cli.Context, env *command.Env) (*PauseOptions, error) {
+		args := c.Args().Slice()
+		if len(args) > 1 {
+			return nil, command.Usagef("usage: resume %s <team>", c.Command.Name)
+		}
+		team, _, _, err := command.Identity(env, args, 1)
+		if err != nil {
+			return nil, err
+		}
+		return &PauseOptions{Team: team, Paused: paused, JSON: c.Bool("json")}, nil
 	}
-	team, _, _, err := command.Identity(env, args, 1)
-	if err != nil {
-		return err
-	}
-	db, err := command.OpenMailbox(c.Context, c, env)
-	if err != nil {
-		return err
-	}
-	defer db.Close()
-	if paused {
-		err = escalate.Pause(c.Context, db, team, env.Now())
+	return command.ParseThenRun(c, env, parse, (*PauseOptions).run)
+}
+
+// run throws or clears the team's kill-switch.
+func (o *PauseOptions) run(ctx context.Context, env *command.Env, db *mailbox.DB) error {
+	var err error
+	if o.Paused {
+		err = escalate.Pause(ctx, db, o.Team, env.Now())
 	} else {
-		err = escalate.Unpause(c.Context, db, team)
+		err = escalate.Unpause(ctx, db, o.Team)
 	}
 	if err != nil {
 		return err
 	}
-	if c.Bool("json") {
-		return command.JSON(env.Stdout, map[string]any{"team": team, "paused": paused})
+	if o.JSON {
+		return command.JSON(env.Stdout, map[string]any{"team": o.Team, "paused": o.Paused})
 	}
 	state := "no"
-	if paused {
+	if o.Paused {
 		state = "yes"
 	}
-	return command.KV(env.Stdout, "team", team, "paused", state)
+	return command.KV(env.Stdout, "team", o.Team, "paused", state)
 }
