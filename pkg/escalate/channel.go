@@ -43,9 +43,9 @@ type Channel interface {
 	// Find reads held ask a on the channel as it stands and returns the
 	// answer or decision it holds, if any, judged by who may answer there.
 	// A question that never reached the channel is posted instead. An
-	// error from the mailbox (*mailbox.Error) ends the pass; a *LaterError
-	// is no failure (the channel asked to be read later); any other error
-	// fails this ask's read.
+	// error from the mailbox (*mailbox.Error) ends the pass; any other
+	// fails this ask's read (a rate limit is no failure: the channel says
+	// so through rd.Note and returns nothing).
 	Find(ctx context.Context, rd Round, a mailbox.Ask) (mailbox.Decision, bool, error)
 }
 
@@ -109,13 +109,6 @@ type ConfigError struct {
 
 func (e *ConfigError) Error() string { return e.Err.Error() }
 func (e *ConfigError) Unwrap() error { return e.Err }
-
-// LaterError is a channel asking to be read later (a rate limit): not a
-// failure, and the rest of the channel's asks wait for a later pass too.
-type LaterError struct{ Err error }
-
-func (e *LaterError) Error() string { return e.Err.Error() }
-func (e *LaterError) Unwrap() error { return e.Err }
 
 // OptionalError is the failure of a channel the ask does not depend on (a
 // Slack mirror of a question): a warning, never a failed ask.

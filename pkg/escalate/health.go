@@ -168,9 +168,12 @@ func (p *pass) settleHealth() int {
 		case rd.config != nil:
 			h.state, h.wait = healthMisconfigured, ceiling
 			h.next = now.Add(h.wait)
-			if p.r.watching && (was != h.state || h.said != rd.config.Error()) {
+			switch {
+			case p.r.watching && (was != h.state || h.said != rd.config.Error()):
 				p.r.note("%s: %s: %s; the next try in %s", name, h.state, unnamed(name, rd.config), h.wait)
 				p.hint(rd.config)
+			case !p.r.watching && rd.readyErr == nil:
+				p.hint(rd.config) // after the ask's own error line
 			}
 			h.said = rd.config.Error()
 		case rd.failed > 0 && rd.ok == 0:
