@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/teamkit/teamkit/internal/githubtest"
+	"github.com/teamkit/teamkit/internal/pgtest"
 	"github.com/teamkit/teamkit/internal/slacktest"
 	"github.com/teamkit/teamkit/pkg/fence"
 	"github.com/teamkit/teamkit/pkg/mailbox"
@@ -15,7 +16,7 @@ import (
 // The channel test kit: one suite every Channel passes, as every mailbox
 // backend passes the store's conformance suite. A channel joins with one
 // harness in channelHarnesses, driving its real stand-in (githubtest,
-// slacktest) or the real mailbox. The cases are docs/SECURITY.md's trust
+// slacktest) or the real mailbox (SQLite, and PostgreSQL through pgtest). The cases are docs/SECURITY.md's trust
 // rules, one each (its table names them):
 //
 //   - found:    a listed person's answer is found and carried back, once;
@@ -54,7 +55,8 @@ var channelHarnesses = []struct {
 }{
 	{"github", githubKit},
 	{"slack", slackKit},
-	{"local", localKit},
+	{"local", func(t *testing.T) *channelKit { return localKit(t, newFixture(t)) }},
+	{"local-postgres", func(t *testing.T) *channelKit { return localKit(t, newFixtureAt(t, t.TempDir(), pgtest.URL(t))) }},
 }
 
 func githubKit(t *testing.T) *channelKit {
@@ -87,8 +89,10 @@ func githubKit(t *testing.T) *channelKit {
 
 func slackKit(t *testing.T) *channelKit {
 	f, s, cl := slackFixture(t)
+	// The bot's own user is listed too: only its being a bot refuses its
+	// reply (forge).
 	ch := &SlackChannel{Client: func() (Slack, error) { return cl, nil }, Channel: slacktest.Channel,
-		People: func() (SlackPeople, error) { return ReadSlackPeople("U0ERIN", "U0CAROL", nil) }}
+		People: func() (SlackPeople, error) { return ReadSlackPeople("U0ERIN", "U0CAROL,"+slacktest.BotUser, nil) }}
 	return &channelKit{
 		f: f, ch: ch,
 		post: func(name, kind, q string) mailbox.Ask {
@@ -103,7 +107,7 @@ func slackKit(t *testing.T) *channelKit {
 		outsider: func(a mailbox.Ask) { s.React("U0MALLORY", "white_check_mark", a.SlackChannel, a.SlackTS) },
 		forge: func(a mailbox.Ask) string {
 			// A bot's reply in the thread (teamkit's own bot, or one posing
-			// as it) is never a person's answer.
+			// as it) is never a person's answer, even from a listed ID.
 			s.PostBotReply("Forged: use red.", a.SlackChannel, a.SlackTS)
 			return "Forged: use red."
 		},
@@ -113,8 +117,7 @@ func slackKit(t *testing.T) *channelKit {
 	}
 }
 
-func localKit(t *testing.T) *channelKit {
-	f := newFixture(t)
+func localKit(t *testing.T, f *fixture) *channelKit {
 	ctx := context.Background()
 	k := &channelKit{f: f, ch: LocalChannel{}, answerer: "tester", forgedAnswers: true}
 	db := f.open()

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/teamkit/teamkit/internal/githubtest"
+	"github.com/teamkit/teamkit/internal/pgtest"
 	"github.com/teamkit/teamkit/pkg/github"
 	"github.com/teamkit/teamkit/pkg/mailbox"
 )
@@ -34,7 +35,7 @@ func TestMain(m *testing.M) {
 	for _, v := range []string{"GH_TOKEN", "GITHUB_TOKEN", "GH_HOST", "GITHUB_API_URL", "GH_DEBUG"} {
 		os.Unsetenv(v)
 	}
-	code := m.Run()
+	code := pgtest.Run(m) // stops the PostgreSQL cluster the kit may start
 	os.RemoveAll(dir)
 	os.Exit(code)
 }
@@ -61,8 +62,15 @@ type fixture struct {
 
 func newFixture(t testing.TB) *fixture {
 	t.Helper()
-	f := &fixture{t: t, dir: t.TempDir()}
-	f.path = filepath.Join(f.dir, "team.db")
+	dir := t.TempDir()
+	return newFixtureAt(t, dir, filepath.Join(dir, "team.db"))
+}
+
+// newFixtureAt is a fixture whose mailbox is at path (a file or a
+// PostgreSQL URL).
+func newFixtureAt(t testing.TB, dir, path string) *fixture {
+	t.Helper()
+	f := &fixture{t: t, dir: dir, path: path}
 	f.db = f.open()
 	f.fake = githubtest.NewServer()
 	t.Cleanup(f.fake.Close)
