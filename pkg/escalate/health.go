@@ -78,7 +78,7 @@ func (p *pass) find(ch Channel, a mailbox.Ask) (mailbox.Decision, bool, error) {
 		p.chans[name] = rd
 	}
 	p.mu.Unlock()
-	sink := p.sink(ch, rd)
+	sink := p.sink(rd)
 	if !rd.used {
 		rd.used = true
 		p.mu.Lock()
@@ -118,8 +118,8 @@ func (p *pass) find(ch Channel, a mailbox.Ask) (mailbox.Decision, bool, error) {
 	return dec, found, nil
 }
 
-// sink is the Round lent to ch in this pass.
-func (p *pass) sink(ch Channel, rd *round) Round {
+// sink is the Round lent to a channel in this pass.
+func (p *pass) sink(rd *round) Round {
 	return Round{
 		DB:   p.r.DB,
 		Note: p.r.note,
