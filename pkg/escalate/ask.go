@@ -4,9 +4,16 @@
 // back to the agent in a fresh spawn whose task holds the original task, the
 // question and the fenced answer (resume).
 //
-// Everything here is testable in one process: the GitHub API is an
-// interface (*github.Client implements it), re-spawning is a function, and
-// the crash points of a resume pass are a hook.
+// The ways an ask reaches people are Channels (channel.go), one file each:
+// github.go, slack.go, local.go. Config (config.go) reads their settings
+// from the environment once and makes their clients on first need; the
+// resume pass (resume.go) reads them side by side, and each fails alone
+// (health.go).
+//
+// Everything here is testable in one process: the GitHub and Slack APIs
+// are interfaces (*github.Client and *slack.Client implement them),
+// re-spawning is a function, and the crash points of a resume pass are a
+// hook.
 //
 // Public: a Go program embedding teamkit may import this package.
 package escalate
