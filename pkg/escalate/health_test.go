@@ -3,6 +3,7 @@ package escalate
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -97,5 +98,42 @@ func TestConfigErrorSaidOnce(t *testing.T) {
 	if !errors.As(slackConfigError(errors.New("slack apps.connections.open: not_allowed_token_type")), &ce) ||
 		!strings.Contains(ce.Hint, "wrong kind") {
 		t.Errorf("not_allowed_token_type is not a configuration error with a hint: %v", ce)
+	}
+}
+
+// A failure outside the channels (a re-spawn that fails) still makes the
+// watch double its own interval, and a clean pass restores it.
+func TestWatchBacksOffOnRespawnFailure(t *testing.T) {
+	f := newFixture(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	a := f.ask("w1", "", mailbox.KindQuestion, "Which door?")
+	if _, err := AnswerLocal(ctx, f.db, LocalAnswer{ID: a.ID, Text: "Green.", Decision: mailbox.DecisionAnswered, By: "tester"}); err != nil {
+		t.Fatal(err)
+	}
+	f.spawnErr = errors.New("no room for another agent")
+	r := f.resumer(f.db, "")
+	var waits []time.Duration
+	r.Sleep = func(ctx context.Context, d time.Duration) error {
+		waits = append(waits, d)
+		switch len(waits) {
+		case 3:
+			f.mu.Lock()
+			f.spawnErr = nil
+			f.mu.Unlock()
+		case 4:
+			cancel()
+		}
+		return ctx.Err()
+	}
+	if err := r.Watch(ctx, time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	m := time.Minute
+	if want := []time.Duration{2 * m, 4 * m, 8 * m, m}; fmt.Sprint(waits) != fmt.Sprint(want) {
+		t.Errorf("waits %v, want %v", waits, want)
+	}
+	if f.state(a.ID).ResumedRun == "" || !strings.Contains(f.stderr.String(), "pass failed; next pass in 8m0s") {
+		t.Errorf("ask %+v; stderr:\n%s", f.state(a.ID), f.stderr.String())
 	}
 }
