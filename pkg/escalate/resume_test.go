@@ -362,7 +362,15 @@ func TestGitHubFailuresLeaveAsksAwaiting(t *testing.T) {
 				t.Fatalf("err = %v, want 2 failures", err)
 			}
 			lines := strings.Split(strings.TrimSpace(f.stderr.String()), "\n")
-			if len(lines) != 2 || !strings.HasPrefix(lines[0], "resume: error: ask 1 (t/w1, octo/repo#7): ") || !strings.Contains(lines[0], c.want) {
+			// A refused token is a configuration error: its hint follows, once.
+			want := 2
+			if c.name == "401" {
+				want = 3
+				if !strings.HasPrefix(lines[len(lines)-1], "resume: hint: GitHub refused the token") {
+					t.Errorf("no hint:\n%s", f.stderr.String())
+				}
+			}
+			if len(lines) != want || !strings.HasPrefix(lines[0], "resume: error: ask 1 (t/w1, octo/repo#7): ") || !strings.Contains(lines[0], c.want) {
 				t.Errorf("stderr:\n%s", f.stderr.String())
 			}
 			for _, id := range []int64{a.ID, b.ID} {
