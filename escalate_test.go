@@ -60,10 +60,11 @@ func parseRef(ts *testscript.TestScript, s string) (string, string, int) {
 //	ghfake heal                               (clear injected failures)
 //	ghfake comments OWNER/REPO#N              (prints each comment, then count=N)
 //	ghfake requests                           (prints METHOD PATH STATUS per request)
+//	ghfake waitrequests COUNT STATUS          (until COUNT requests got STATUS)
 //	ghfake clearlog
 func ghFake(ts *testscript.TestScript, neg bool, args []string) {
 	if neg || len(args) == 0 {
-		ts.Fatalf("usage: ghfake issue|comment|react|fail|drop|ratelimit|heal|comments|requests|clearlog ...")
+		ts.Fatalf("usage: ghfake issue|comment|react|fail|drop|ratelimit|heal|comments|requests|waitrequests|clearlog ...")
 	}
 	f := fakeOf(ts)
 	want := func(n int) {
@@ -143,6 +144,29 @@ func ghFake(ts *testscript.TestScript, neg bool, args []string) {
 		want(1)
 		for _, r := range f.Requests() {
 			fmt.Fprintf(ts.Stdout(), "%s %s %d\n", r.Method, r.Path, r.Status)
+		}
+	case "waitrequests":
+		want(3)
+		count, err1 := strconv.Atoi(args[1])
+		status, err2 := strconv.Atoi(args[2])
+		if err1 != nil || err2 != nil {
+			ts.Fatalf("ghfake waitrequests: COUNT and STATUS are numbers")
+		}
+		deadline := time.Now().Add(waitLimit)
+		for {
+			n := 0
+			for _, r := range f.Requests() {
+				if r.Status == status {
+					n++
+				}
+			}
+			if n >= count {
+				break
+			}
+			if time.Now().After(deadline) {
+				ts.Fatalf("ghfake waitrequests: %d requests got %d, never %d", n, status, count)
+			}
+			time.Sleep(pollEvery)
 		}
 	case "clearlog":
 		want(1)

@@ -4,9 +4,16 @@
 // back to the agent in a fresh spawn whose task holds the original task, the
 // question and the fenced answer (resume).
 //
-// Everything here is testable in one process: the GitHub API is an
-// interface (*github.Client implements it), re-spawning is a function, and
-// the crash points of a resume pass are a hook.
+// The ways an ask reaches people are Channels (channel.go), one file each:
+// github.go, slack.go, local.go. Config (config.go) reads their settings
+// from the environment once and makes their clients on first need; the
+// resume pass (resume.go) reads them side by side, and each fails alone
+// (health.go).
+//
+// Everything here is testable in one process: the GitHub and Slack APIs
+// are interfaces (*github.Client and *slack.Client implement them),
+// re-spawning is a function, and the crash points of a resume pass are a
+// hook.
 //
 // Public: a Go program embedding teamkit may import this package.
 package escalate
@@ -24,23 +31,9 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/teamkit/teamkit/pkg/github"
 	"github.com/teamkit/teamkit/pkg/mailbox"
 	"github.com/teamkit/teamkit/pkg/text"
 )
-
-// GitHub is the part of the GitHub API that ask and resume use.
-type GitHub interface {
-	BaseURL() string
-	Identity() string
-	Viewer(ctx context.Context) (string, error)
-	Issue(ctx context.Context, ref github.IssueRef) (github.Issue, error)
-	CreateComment(ctx context.Context, ref github.IssueRef, body string) (github.Comment, error)
-	Comments(ctx context.Context, ref github.IssueRef, since time.Time, etag string) (github.Page, error)
-	Reactions(ctx context.Context, ref github.IssueRef, commentID int64, etag string) (github.ReactionPage, error)
-}
-
-var _ GitHub = (*github.Client)(nil)
 
 // MaxQuestion is the longest question accepted, in characters: the comment
 // that carries it must stay under GitHub's 65536-character limit.
@@ -87,138 +80,6 @@ func Record(ctx context.Context, db *mailbox.DB, a mailbox.Ask) (mailbox.Ask, bo
 		return mailbox.Ask{}, false, err
 	}
 	return db.CreateAsk(ctx, a)
-}
-
-// Post puts ask a's question on its issue, exactly once: unless fresh is
-// true (the ask was just created, so it cannot have been posted), it first
-// looks for a comment by the token's own login carrying this ask's marker,
-// since an earlier attempt may have reached GitHub even though it reported
-// a failure. A failure is recorded on the ask (ask list shows it) and
-// returned; the ask stays awaiting either way.
-func Post(ctx context.Context, db *mailbox.DB, gh GitHub, a mailbox.Ask, fresh bool) (mailbox.Ask, error) {
-	if a.CommentID != 0 {
-		return a, nil
-	}
-	ref, err := github.ParseIssueRef(a.Issue)
-	if err != nil {
-		return a, err
-	}
-	c, found, err := findPosted(ctx, gh, ref, a, fresh)
-	if err == nil && !found {
-		c, err = gh.CreateComment(ctx, ref, QuestionComment(a))
-	}
-	if err != nil {
-		err = fmt.Errorf("post ask %d to %s: %w", a.ID, a.Issue, err)
-		if rerr := db.SetAskPostError(context.WithoutCancel(ctx), a.ID, text.OneLine(err.Error())); rerr != nil {
-			return a, errors.Join(err, rerr)
-		}
-		return a, err
-	}
-	if err := db.SetAskPosted(ctx, a.ID, c.ID, c.HTMLURL); err != nil {
-		return a, err
-	}
-	if err := db.SetAskQuestionTime(ctx, a, c.CreatedAt); err != nil {
-		return a, err
-	}
-	return db.Ask(ctx, a.ID)
-}
-
-// PostFailed records err as the reason ask a is not on its issue (when no
-// GitHub client could even be made, say).
-func PostFailed(ctx context.Context, db *mailbox.DB, a mailbox.Ask, err error) error {
-	err = fmt.Errorf("post ask %d to %s: %w", a.ID, a.Issue, err)
-	if rerr := db.SetAskPostError(context.WithoutCancel(ctx), a.ID, text.OneLine(err.Error())); rerr != nil {
-		return errors.Join(err, rerr)
-	}
-	return err
-}
-
-func findPosted(ctx context.Context, gh GitHub, ref github.IssueRef, a mailbox.Ask, fresh bool) (github.Comment, bool, error) {
-	if fresh {
-		return github.Comment{}, false, nil
-	}
-	// Our own comments are the token's login's. A GitHub App or Actions
-	// token may not read /user (403): its comments are then a bot's, which
-	// no person commenting on the issue can pose as.
-	viewer, err := gh.Viewer(ctx)
-	botOnly := errors.Is(err, github.ErrForbidden)
-	if err != nil && !botOnly {
-		return github.Comment{}, false, err
-	}
-	page, err := gh.Comments(ctx, ref, time.Time{}, "")
-	if err != nil {
-		return github.Comment{}, false, err
-	}
-	want := MarkerOf(a)
-	for _, c := range page.Comments {
-		mine := strings.EqualFold(c.User.Login, viewer)
-		if botOnly {
-			mine = strings.EqualFold(c.User.Type, "Bot")
-		}
-		if !mine {
-			continue
-		}
-		if m, ok := ParseMarker(c.Body); ok && m.ID == want.ID && m.Team == want.Team && m.Agent == want.Agent && m.Run == want.Run {
-			return c, true, nil
-		}
-	}
-	return github.Comment{}, false, nil
-}
-
-// LocalAnswer is an answer given on the local channel (`ask answer`).
-type LocalAnswer struct {
-	ID int64
-	// Text is the answer, or an approval's optional reason.
-	Text string
-	// Decision is mailbox.DecisionAnswered, DecisionApproved or DecisionRejected.
-	Decision string
-	// By names the person answering.
-	By string
-	// Deciders may decide approvals; By must be one of them (fail closed).
-	Deciders Deciders
-}
-
-// AnswerLocal records a local answer with the same compare-and-set from
-// awaiting that resume uses, so it can race a GitHub reply safely: whichever
-// is recorded first is the answer. The next resume pass re-spawns the agent.
-func AnswerLocal(ctx context.Context, db *mailbox.DB, la LocalAnswer) (mailbox.Ask, error) {
-	a, err := db.Ask(ctx, la.ID)
-	if err != nil {
-		return mailbox.Ask{}, err
-	}
-	switch {
-	case a.Kind == mailbox.KindApproval && la.Decision == mailbox.DecisionAnswered:
-		return a, fmt.Errorf("ask %d %w", a.ID, ErrNeedsDecision)
-	case a.Kind != mailbox.KindApproval && la.Decision != mailbox.DecisionAnswered:
-		return a, fmt.Errorf("ask %d %w", a.ID, ErrNotApproval)
-	case a.Kind != mailbox.KindApproval && strings.TrimSpace(la.Text) == "":
-		return a, ErrEmptyAnswer
-	case a.Kind == mailbox.KindApproval && !la.Deciders.Has(la.By):
-		return a, fmt.Errorf("ask %d %w", a.ID, ErrNotDecider)
-	}
-	if la.Text != "" {
-		if err := mailbox.CheckBody(la.Text); err != nil {
-			return a, fmt.Errorf("%w: %w", ErrBadAnswer, err)
-		}
-	}
-	if a.State != mailbox.AskAwaiting {
-		return a, alreadyAnswered(a)
-	}
-	won, err := db.DecideAsk(ctx, a.ID, mailbox.Decision{Answer: la.Text, DecidedBy: la.By, Decision: la.Decision, Source: SourceLocal})
-	if err != nil {
-		return a, err
-	}
-	if a, err = db.Ask(ctx, la.ID); err != nil {
-		return a, err
-	}
-	if !won {
-		return a, alreadyAnswered(a)
-	}
-	return a, nil
-}
-
-func alreadyAnswered(a mailbox.Ask) error {
-	return fmt.Errorf("ask %d is %w (%s by %s, %s)", a.ID, ErrAlreadyAnswered, a.Decision, safeLogin(a.DecidedBy), a.Source)
 }
 
 // SlackMessage is the text mirrored to Slack for ask a.

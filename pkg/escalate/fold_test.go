@@ -159,7 +159,7 @@ func TestOnlyFoldFencesHumanText(t *testing.T) {
 		"pkg/slack/slack.go Replies":            true,
 		"pkg/escalate/slack.go answers":         true,
 		"pkg/escalate/slack.go FindSlackAnswer": true,
-		"pkg/escalate/ask.go AnswerLocal":       true,
+		"pkg/escalate/local.go AnswerLocal":     true,
 	}
 	seen := map[string]bool{}
 	fset := token.NewFileSet()
@@ -234,7 +234,7 @@ func TestOnlyFoldFencesHumanText(t *testing.T) {
 	if files < 20 {
 		t.Fatalf("scanned only %d files; is the module root right?", files)
 	}
-	for _, f := range []string{"pkg/slack/listen.go", "pkg/slack/slack.go", "pkg/escalate/slack.go", "internal/cmd/resume/slack.go", "internal/cmd/ask/slack.go"} {
+	for _, f := range []string{"pkg/slack/listen.go", "pkg/slack/slack.go", "pkg/escalate/slack.go", "internal/cmd/resume/slack.go", "pkg/escalate/config.go"} {
 		if !seen[f] {
 			t.Errorf("the scan never saw %s: the Slack code must be covered", f)
 		}

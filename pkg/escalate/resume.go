@@ -44,9 +44,11 @@ var (
 	ErrAgentBusy = errors.New("agent is still running")
 )
 
-// FailedError says a pass failed for count reasons, each already reported
-// on one line.
-type FailedError struct{ Count int }
+// FailedError says a pass failed for Count reasons, each already reported
+// on one line. Channel of them were a channel's (an outage, a configuration
+// error), which backs off on its own; the rest (a re-spawn that failed,
+// say) make Watch back off.
+type FailedError struct{ Count, Channel int }
 
 func (e *FailedError) Error() string { return fmt.Sprintf("%d failure(s) in this pass", e.Count) }
 
@@ -104,19 +106,17 @@ const StatusRecovered = "recovered"
 type Resumer struct {
 	DB   *mailbox.DB
 	Team string
-	// GitHub makes the client, on first need; an error (no token, say)
-	// fails the GitHub asks of that pass only.
-	GitHub func() (GitHub, error)
-	Spawn  Spawner
+	// Channels are read in order for each awaiting ask (Config.Channels);
+	// the first that holds an answer gives it. Each fails alone: a channel
+	// that fails is backed off (Watch) without holding up the others.
+	Channels []Channel
+	Spawn    Spawner
 	// NewRun makes a launch id (spawn.NewRun).
 	NewRun func() string
 	// Parallel bounds the re-spawns a pass runs at once (DefaultParallel
 	// when 0). Re-spawns of one agent still run one after another, in ask
 	// order.
 	Parallel int
-	// Deciders resolves the deciders list; called once per pass, so a
-	// list in a file is re-read. Nil means no list.
-	Deciders func() (Deciders, error)
 	// Report is called once per resumed agent.
 	Report func(Resumed) error
 	// Stderr receives one line per failure, and notes.
@@ -125,6 +125,8 @@ type Resumer struct {
 	Prefix string
 	// Crash is called at each crash point; tests make it kill the process.
 	Crash func(point string)
+	// Now is the clock a channel's backoff is kept by (default time.Now).
+	Now func() time.Time
 	// Sleep waits between --watch passes (default: a timer that ends
 	// early with ctx).
 	Sleep func(ctx context.Context, d time.Duration) error
@@ -133,17 +135,12 @@ type Resumer struct {
 	// now, not an interval later.
 	Wake <-chan struct{}
 
-	// Slack makes the Web API client that reads the answers in Slack and
-	// posts what a failed ask could not, into SlackChannel; nil when no
-	// bot token is set.
-	Slack        func() (Slack, error)
-	SlackChannel string
-	// SlackPeople resolves who may answer in Slack; called once per pass
-	// (like Deciders). Nil means nobody.
-	SlackPeople func() (SlackPeople, error)
-
-	gh     GitHub
-	viewer string
+	// health is each channel's, across passes (see health.go).
+	health map[string]*health
+	// watching: Watch runs the passes, so health changes are said, and
+	// interval is its base interval, where a channel's backoff starts.
+	watching bool
+	interval time.Duration
 	// mu keeps the lines of concurrent re-spawns whole on Stderr.
 	mu sync.Mutex
 }
@@ -232,22 +229,11 @@ type pass struct {
 	r        *Resumer
 	ctx      context.Context
 	failures int
-	deciders Deciders
-	// decidersErr: the list could not be read; approvals fail closed.
-	decidersErr error
-	ghErr       error
-	ghReported  bool
-	authors     map[string]string
-
-	slackPeople SlackPeople
-	// slackPeopleErr: a Slack list could not be read; nothing from Slack
-	// counts this pass.
-	slackPeopleErr error
-	slack          Slack
-	slackErr       error
-	slackReported  bool
-	// slackLimited: Slack said 429 this pass, and the pass said so.
-	slackLimited bool
+	// chans is how each channel fared in this pass (see health.go).
+	chans map[string]*round
+	// resolved are the asks whose intents a crashed pass left, settled
+	// by this one; started, the asks it re-spawns. Both under mu.
+	resolved, started map[int64]bool
 
 	// The re-spawns under way (see start): slots bounds them, last[agent]
 	// is closed when that agent's latest queued re-spawn is done, and err
@@ -287,9 +273,10 @@ func (p *pass) fail(a mailbox.Ask, err error) {
 //     the new one); delivered → report it as recovered; never decided →
 //     clear;
 //  2. re-spawn asks answered but not resumed (answers given with ask answer);
-//  3. for each awaiting ask on an issue, read the replies (conditionally),
-//     take the first qualifying answer, record it (intent, then a
-//     compare-and-set from awaiting) and re-spawn the agent.
+//  3. for each awaiting ask, read each channel that holds it (Channel.Find)
+//     until one gives the answer, record it (intent, then a compare-and-set
+//     from awaiting) and re-spawn the agent. A channel that cannot be used
+//     this pass (down, misconfigured, backing off) is skipped alone.
 //
 // Every failure is reported on one line and leaves its ask awaiting, or
 // answered with the answer pending; the pass carries on with the next ask
@@ -305,7 +292,7 @@ func newPass(r *Resumer, ctx context.Context) *pass {
 	if n <= 0 {
 		n = DefaultParallel
 	}
-	return &pass{r: r, ctx: ctx, authors: map[string]string{},
+	return &pass{r: r, ctx: ctx, chans: map[string]*round{}, started: map[int64]bool{},
 		slots: make(chan struct{}, n), last: map[string]chan struct{}{}}
 }
 
@@ -324,8 +311,9 @@ func (p *pass) finish(err error) error {
 	if err != nil {
 		return err
 	}
+	channel := p.settleHealth()
 	if p.failures > 0 {
-		return &FailedError{Count: p.failures}
+		return &FailedError{Count: p.failures, Channel: channel}
 	}
 	return nil
 }
@@ -333,24 +321,6 @@ func (p *pass) finish(err error) error {
 // run is the pass up to its last re-spawn started (Pass waits for them).
 func (p *pass) run() error {
 	r, ctx := p.r, p.ctx
-	if r.Deciders != nil {
-		p.deciders, p.decidersErr = r.Deciders()
-		if p.decidersErr != nil {
-			p.count()
-			r.note("error: deciders: %s; no approval can be decided until it is fixed", text.OneLine(p.decidersErr.Error()))
-			p.deciders = Deciders{}
-		}
-	}
-
-	if r.SlackPeople != nil {
-		p.slackPeople, p.slackPeopleErr = r.SlackPeople()
-		if p.slackPeopleErr != nil {
-			p.count()
-			r.note("error: slack: %s; nothing said in Slack counts until it is fixed", text.OneLine(p.slackPeopleErr.Error()))
-			p.slackPeople = SlackPeople{}
-		}
-	}
-
 	done := map[int64]bool{}
 	intents, err := r.DB.ResumeIntents(ctx, r.Team)
 	if err != nil {
@@ -380,44 +350,118 @@ func (p *pass) run() error {
 		}
 	}
 
-	answered, err := r.DB.Asks(ctx, r.Team, mailbox.AskAnswered)
+	p.mu.Lock()
+	p.resolved = done
+	p.mu.Unlock()
+	if err := p.deliver(); err != nil {
+		return err
+	}
+	awaiting, err := r.DB.Asks(ctx, r.Team, mailbox.AskAwaiting)
+	if err != nil {
+		return err
+	}
+	return p.read(awaiting)
+}
+
+// deliver re-spawns the asks answered but not resumed (answers given with
+// ask answer, or claimed by a channel) that this pass has not started yet.
+func (p *pass) deliver() error {
+	answered, err := p.r.DB.Asks(p.ctx, p.r.Team, mailbox.AskAnswered)
 	if err != nil {
 		return err
 	}
 	for _, a := range answered {
-		if a.ResumedRun != "" || done[a.ID] {
+		p.mu.Lock()
+		skip := p.resolved[a.ID] || p.started[a.ID]
+		p.mu.Unlock()
+		if a.ResumedRun != "" || skip {
 			continue
 		}
 		in, err := p.intent(a.ID)
 		if err != nil {
 			return err
 		}
-		r.crash(CrashAfterIntent)
+		p.r.crash(CrashAfterIntent)
 		if err := p.start(a, in); err != nil {
 			return err
 		}
 	}
+	return nil
+}
 
-	awaiting, err := r.DB.Asks(ctx, r.Team, mailbox.AskAwaiting)
-	if err != nil {
-		return err
+// read reads the awaiting asks on every channel at once, one goroutine per
+// channel taking its asks in order, so a slow or failing channel (GitHub
+// retrying a 503 for seconds per request) holds up no other. Under a
+// watch, the answers given meanwhile (ask answer) are delivered every
+// interval while the channels are read, so that no channel delays them
+// either. It returns the first mailbox error.
+func (p *pass) read(awaiting []mailbox.Ask) error {
+	var wg sync.WaitGroup
+	errs := make([]error, len(p.r.Channels))
+	for i, ch := range p.r.Channels {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer p.recoverInto(&errs[i])
+			errs[i] = p.readChannel(ch, awaiting)
+		}()
 	}
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	var derr error
+	if p.r.watching && p.r.interval > 0 {
+		tick := time.NewTicker(p.r.interval)
+		defer tick.Stop()
+	wait:
+		for {
+			select {
+			case <-done:
+				break wait
+			case <-tick.C:
+				if derr == nil && p.ctx.Err() == nil {
+					derr = p.deliver()
+				}
+			}
+		}
+	}
+	<-done
+	return errors.Join(append([]error{derr}, errs...)...)
+}
+
+// readChannel reads ch's awaiting asks in order and claims the answers.
+func (p *pass) readChannel(ch Channel, awaiting []mailbox.Ask) error {
 	for _, a := range awaiting {
 		if err := p.failed(); err != nil {
 			return err
 		}
-		claimed, err := p.fromSlack(a)
+		p.mu.Lock()
+		claimed := p.started[a.ID]
+		p.mu.Unlock()
+		if claimed || !ch.Holds(a) {
+			continue
+		}
+		dec, found, err := p.find(ch, a)
+		if err == nil && found {
+			err = p.claim(a, dec)
+		}
 		if err != nil {
-			return err
-		}
-		if claimed || a.Issue == "" {
-			continue // the local channel: it waits for ask answer
-		}
-		if err := p.github(a); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// recoverInto keeps a panic of a channel's reader (a test's crash hook)
+// for Pass to raise again in its caller's goroutine.
+func (p *pass) recoverInto(err *error) {
+	if v := recover(); v != nil {
+		p.mu.Lock()
+		if p.panicked == nil {
+			p.panicked = v
+		}
+		p.mu.Unlock()
+		*err = fmt.Errorf("a channel's reader panicked: %v", v)
+	}
 }
 
 // start re-spawns the agent of answered ask a in the background, at most
@@ -434,6 +478,12 @@ func (p *pass) start(a mailbox.Ask, in mailbox.ResumeIntent) error {
 		p.mu.Unlock()
 		return p.err
 	}
+	if p.started[a.ID] {
+		// Claimed by a channel and found answered by deliver at once.
+		p.mu.Unlock()
+		return nil
+	}
+	p.started[a.ID] = true
 	prev := p.last[a.Agent]
 	done := make(chan struct{})
 	p.last[a.Agent] = done

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/teamkit/teamkit/internal/githubtest"
+	"github.com/teamkit/teamkit/internal/pgtest"
 	"github.com/teamkit/teamkit/pkg/github"
 	"github.com/teamkit/teamkit/pkg/mailbox"
 )
@@ -34,7 +35,7 @@ func TestMain(m *testing.M) {
 	for _, v := range []string{"GH_TOKEN", "GITHUB_TOKEN", "GH_HOST", "GITHUB_API_URL", "GH_DEBUG"} {
 		os.Unsetenv(v)
 	}
-	code := m.Run()
+	code := pgtest.Run(m) // stops the PostgreSQL cluster the kit may start
 	os.RemoveAll(dir)
 	os.Exit(code)
 }
@@ -61,8 +62,15 @@ type fixture struct {
 
 func newFixture(t testing.TB) *fixture {
 	t.Helper()
-	f := &fixture{t: t, dir: t.TempDir()}
-	f.path = filepath.Join(f.dir, "team.db")
+	dir := t.TempDir()
+	return newFixtureAt(t, dir, filepath.Join(dir, "team.db"))
+}
+
+// newFixtureAt is a fixture whose mailbox is at path (a file or a
+// PostgreSQL URL).
+func newFixtureAt(t testing.TB, dir, path string) *fixture {
+	t.Helper()
+	f := &fixture{t: t, dir: dir, path: path}
 	f.db = f.open()
 	f.fake = githubtest.NewServer()
 	t.Cleanup(f.fake.Close)
@@ -161,10 +169,12 @@ func (f *fixture) newRun() string {
 func (f *fixture) resumer(db *mailbox.DB, deciders string) *Resumer {
 	return &Resumer{
 		DB: db, Team: "t",
-		GitHub:   func() (GitHub, error) { return f.client(), nil },
-		Spawn:    f.spawner(db),
-		NewRun:   f.newRun,
-		Deciders: func() (Deciders, error) { return ParseDeciders(deciders, os.ReadFile) },
+		Channels: []Channel{LocalChannel{}, &GitHubChannel{
+			Client:   func() (GitHub, error) { return f.client(), nil },
+			Deciders: func() (Deciders, error) { return ParseDeciders(deciders, os.ReadFile) },
+		}},
+		Spawn:  f.spawner(db),
+		NewRun: f.newRun,
 		Report: func(r Resumed) error {
 			f.mu.Lock()
 			defer f.mu.Unlock()
@@ -352,7 +362,15 @@ func TestGitHubFailuresLeaveAsksAwaiting(t *testing.T) {
 				t.Fatalf("err = %v, want 2 failures", err)
 			}
 			lines := strings.Split(strings.TrimSpace(f.stderr.String()), "\n")
-			if len(lines) != 2 || !strings.HasPrefix(lines[0], "resume: error: ask 1 (t/w1, octo/repo#7): ") || !strings.Contains(lines[0], c.want) {
+			// A refused token is a configuration error: its hint follows, once.
+			want := 2
+			if c.name == "401" {
+				want = 3
+				if !strings.HasPrefix(lines[len(lines)-1], "resume: hint: GitHub refused the token") {
+					t.Errorf("no hint:\n%s", f.stderr.String())
+				}
+			}
+			if len(lines) != want || !strings.HasPrefix(lines[0], "resume: error: ask 1 (t/w1, octo/repo#7): ") || !strings.Contains(lines[0], c.want) {
 				t.Errorf("stderr:\n%s", f.stderr.String())
 			}
 			for _, id := range []int64{a.ID, b.ID} {
@@ -378,7 +396,7 @@ func TestNoTokenIsOneLine(t *testing.T) {
 	f.ask("w1", issue, mailbox.KindQuestion, "Which colour?")
 	f.ask("w2", issue, mailbox.KindQuestion, "Which font?")
 	r := f.resumer(f.db, "")
-	r.GitHub = func() (GitHub, error) {
+	r.Channels[1].(*GitHubChannel).Client = func() (GitHub, error) {
 		_, err := github.New(github.Options{BaseURL: f.fake.URL, Getenv: func(string) string { return "" }})
 		return nil, err
 	}
@@ -387,7 +405,11 @@ func TestNoTokenIsOneLine(t *testing.T) {
 	if !errors.As(err, &failed) || failed.Count != 1 {
 		t.Fatalf("err = %v", err)
 	}
-	if out := f.stderr.String(); strings.Count(out, "\n") != 1 || !strings.Contains(out, "no token found") || !strings.Contains(out, "gh auth login") {
+	// One error (not one per ask), said once with the channel's name, and
+	// its hint.
+	out := f.stderr.String()
+	if strings.Count(out, "\n") != 2 || strings.Count(out, "no token found") != 1 || strings.Contains(out, "github: github:") ||
+		!strings.Contains(out, "\nresume: hint: log in with 'gh auth login'") {
 		t.Errorf("stderr %q", out)
 	}
 }
@@ -590,7 +612,7 @@ func TestPassPostsUnpostedQuestion(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	PostFailed(ctx, f.db, a, errors.New("no token"))
+	postFailed(ctx, f.db, a, errors.New("no token"))
 	if err := f.resumer(f.db, "").Pass(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -782,15 +804,26 @@ func TestWatchBacksOffAndObeysPause(t *testing.T) {
 	defer cancel()
 	f.ask("w1", issue, mailbox.KindQuestion, "Which colour?")
 	f.comment("carol", "MEMBER", "Blue.")
+	local := f.ask("w2", "", mailbox.KindQuestion, "Which door?")
 	if err := f.fake.Fail(githubtest.Failure{Count: -1, Status: 503}); err != nil {
 		t.Fatal(err)
 	}
 	Pause(ctx, f.db, "t", time.Now())
 	r := f.resumer(f.db, "")
+	clock := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	r.Now = func() time.Time { return clock }
 	posted := len(f.fake.Requests())
 	var waits []time.Duration
+	var read []bool // per pass after the pause: whether it read GitHub
+	last := posted
 	r.Sleep = func(ctx context.Context, d time.Duration) error {
 		waits = append(waits, d)
+		clock = clock.Add(d)
+		n := len(f.fake.Requests())
+		if len(waits) > 2 {
+			read = append(read, n > last)
+		}
+		last = n
 		switch len(waits) {
 		case 2:
 			// Two iterations paused: nothing was read or spawned.
@@ -798,9 +831,19 @@ func TestWatchBacksOffAndObeysPause(t *testing.T) {
 				t.Errorf("%d requests while paused", n)
 			}
 			Unpause(ctx, f.db, "t")
+		case 5:
+			// GitHub is backing off; a local answer comes back at the
+			// next pass all the same, one interval later.
+			if _, err := AnswerLocal(ctx, f.db, LocalAnswer{ID: local.ID, Text: "Green.", Decision: mailbox.DecisionAnswered, By: "tester"}); err != nil {
+				t.Error(err)
+			}
+		case 6:
+			if f.state(local.ID).ResumedRun == "" {
+				t.Error("the local answer was not carried back by the next pass")
+			}
 		case 8:
 			f.fake.ClearFailures()
-		case 9:
+		case 10:
 			cancel()
 		}
 		return ctx.Err()
@@ -808,23 +851,28 @@ func TestWatchBacksOffAndObeysPause(t *testing.T) {
 	if err := r.Watch(ctx, time.Minute); err != nil {
 		t.Fatal(err)
 	}
+	// The passes keep the interval; GitHub alone backs off: read at 0, 1,
+	// 3 min (after waits of 1, 2, 4 min it is due at 1, 3, 7 min), skipped
+	// in between, and read again (healed) at 7 min.
 	m := time.Minute
-	want := []time.Duration{m, m, 2 * m, 4 * m, 8 * m, 10 * m, 10 * m, 10 * m, m}
-	if fmt.Sprint(waits) != fmt.Sprint(want) {
+	if want := []time.Duration{m, m, m, m, m, m, m, m, m, m}; fmt.Sprint(waits) != fmt.Sprint(want) {
 		t.Errorf("waits %v, want %v", waits, want)
 	}
-	if f.spawnCount() != 1 {
-		t.Errorf("%d spawns after recovery", f.spawnCount())
+	if want := []bool{true, true, false, true, false, false, false, true}; fmt.Sprint(read) != fmt.Sprint(want) {
+		t.Errorf("GitHub read by the passes %v, want %v", read, want)
+	}
+	if f.spawnCount() != 2 {
+		t.Errorf("%d spawns after recovery, want the local answer's and GitHub's", f.spawnCount())
 	}
 	out := f.stderr.String()
 	for _, s := range []string{"team t is paused; not resuming until 'resume unpause t'", "team t is no longer paused",
-		"resume: error: ask 1 (t/w1, octo/repo#7): github: 503", "pass failed; next pass in 10m0s"} {
+		"resume: error: ask 1 (t/w1, octo/repo#7): github: 503", "\nresume: github: down: 503 Service Unavailable", "\nresume: github: ok again\n"} {
 		if !strings.Contains(out, s) {
 			t.Errorf("stderr lacks %q:\n%s", s, out)
 		}
 	}
-	if strings.Count(out, "is paused") != 1 {
-		t.Errorf("the pause was announced more than once:\n%s", out)
+	if strings.Count(out, "is paused") != 1 || strings.Count(out, "github: down") != 1 || strings.Contains(out, "pass failed") {
+		t.Errorf("the pause or GitHub's health was said more than once, or the pass backed off:\n%s", out)
 	}
 
 	// A pause switch that cannot be read counts as paused.

@@ -274,59 +274,186 @@ func readSlack(ctx context.Context, sl Slack, a mailbox.Ask, p SlackPeople) (Sla
 	return th, err
 }
 
-// fromSlack handles the Slack side of awaiting ask a in a pass: it posts a
-// question that ask failed to post, or reads the question's reactions or
-// thread as they stand and claims the answer they hold. claimed reports
-// that the ask was decided here (so the pass does not read GitHub for
-// it). Only database errors are returned.
-func (p *pass) fromSlack(a mailbox.Ask) (claimed bool, err error) {
-	if a.SlackTS == "" {
-		if a.SlackError != "" && p.r.Slack != nil && p.r.SlackChannel != "" {
-			p.postSlack(a)
+// SlackChannel carries asks mirrored into a Slack channel: the question
+// is a bot message, the answer a listed person's thread reply or, for an
+// approval, a Slack decider's ✅/❌ reaction, read as it stands.
+type SlackChannel struct {
+	// Client makes the Web API client (bot token) on first need; nil when
+	// no bot token is set.
+	Client func() (Slack, error)
+	// Channel is the channel ID questions are posted to ("" for none).
+	Channel string
+	// People resolves who may answer in Slack; re-read every pass (like
+	// the deciders). Nil means nobody.
+	People func() (SlackPeople, error)
+
+	// Per pass (reset by Ready).
+	people SlackPeople
+	// peopleErr: a list could not be read; nothing from Slack counts.
+	peopleErr error
+	// limited: Slack said 429 this pass, and the pass said so.
+	limited bool
+}
+
+// Name is "slack".
+func (c *SlackChannel) Name() string { return "slack" }
+
+// Holds: an ask posted to Slack, or one whose post failed while a channel
+// to post it to is configured.
+func (c *SlackChannel) Holds(a mailbox.Ask) bool {
+	return a.SlackTS != "" || a.SlackError != "" && c.Client != nil && c.Channel != ""
+}
+
+// Describe is the question's message in Slack (or that posting it failed).
+func (c *SlackChannel) Describe(a mailbox.Ask) Description {
+	switch {
+	case a.SlackTS != "":
+		return Description{KV: []string{"slack", a.SlackChannel, "slack_ts", a.SlackTS}, Column: "slack " + a.SlackChannel,
+			Where: "Slack channel " + a.SlackChannel}
+	case a.SlackError != "":
+		return Description{KV: []string{"slack", "failed"}, Note: "(slack post failed: " + text.FirstLine(a.SlackError, 60) + ")"}
+	}
+	return Description{}
+}
+
+// Post mirrors ask a's question into the channel, when one is configured.
+// Slack is a mirror: every failure is an *OptionalError, recorded on the
+// ask when it got as far as trying, so a pass posts it later.
+func (c *SlackChannel) Post(ctx context.Context, db *mailbox.DB, a mailbox.Ask, fresh bool) (mailbox.Ask, error) {
+	if c.Client == nil && c.Channel == "" || a.SlackTS != "" {
+		return a, nil
+	}
+	if c.Client == nil || c.Channel == "" {
+		return a, &OptionalError{fmt.Errorf("slack: set both %s and %s to post questions to Slack; not posting", EnvSlackBotToken, EnvSlackChannel)}
+	}
+	if err := slack.CheckChannel(c.Channel); err != nil {
+		return a, &OptionalError{fmt.Errorf("slack: %w; not posting", err)}
+	}
+	// The lists only shape the message (who to mention); resume judges.
+	var people SlackPeople
+	if c.People != nil {
+		people, _ = c.People()
+	}
+	sl, err := c.Client()
+	if err == nil {
+		var posted mailbox.Ask
+		if posted, err = PostSlack(ctx, db, sl, c.Channel, people, a, fresh); err == nil {
+			return posted, nil
 		}
-		return false, nil
+	} else if rerr := db.SetAskSlackError(ctx, a.ID, text.OneLine(err.Error())); rerr != nil {
+		err = errors.Join(err, rerr)
 	}
-	if p.slackPeopleErr != nil {
-		return false, nil // reported once; nothing in Slack counts
+	if again, rerr := db.Ask(ctx, a.ID); rerr == nil {
+		a = again
 	}
-	sl, ok := p.slackClient("answers in Slack stay unread")
-	if !ok {
-		return false, nil
+	return a, &OptionalError{fmt.Errorf("%w; resume posts it to Slack later, once", err)}
+}
+
+// Ready makes the client and re-reads who may answer.
+func (c *SlackChannel) Ready(ctx context.Context, rd Round) error {
+	c.limited = false
+	c.people, c.peopleErr = SlackPeople{}, nil
+	if c.People != nil {
+		c.people, c.peopleErr = c.People()
+		if c.peopleErr != nil {
+			rd.Fail("error: slack: %s; nothing said in Slack counts until it is fixed", text.OneLine(c.peopleErr.Error()))
+			c.people = SlackPeople{}
+		}
 	}
-	people := p.slackPeople
-	th, err := readSlack(p.ctx, sl, a, people)
+	if c.Client == nil {
+		return &ConfigError{Err: fmt.Errorf("slack: %s is not set, and asks await answers in Slack", EnvSlackBotToken),
+			Hint: "set " + EnvSlackBotToken + " to the bot token (xoxb-…) of the app that posted them"}
+	}
+	_, err := c.Client()
+	return slackConfigError(err)
+}
+
+// Find posts a question that ask failed to post, or reads the question's
+// reactions or thread as they stand and returns the answer they hold.
+func (c *SlackChannel) Find(ctx context.Context, rd Round, a mailbox.Ask) (mailbox.Decision, bool, error) {
+	sl, err := c.Client()
+	if err != nil {
+		return mailbox.Decision{}, false, slackConfigError(err)
+	}
+	if a.SlackTS == "" {
+		if err := slack.CheckChannel(c.Channel); err != nil {
+			return mailbox.Decision{}, false, err
+		}
+		posted, err := PostSlack(ctx, rd.DB, sl, c.Channel, c.people, a, false)
+		if err != nil {
+			rd.Fail("error: ask %d (%s/%s): %s; the next pass tries again", a.ID, a.Team, a.Agent, text.OneLine(err.Error()))
+			return mailbox.Decision{}, false, nil
+		}
+		rd.Note("posted ask %d to Slack channel %s (ts %s)", posted.ID, posted.SlackChannel, posted.SlackTS)
+		return mailbox.Decision{}, false, nil
+	}
+	if c.peopleErr != nil {
+		return mailbox.Decision{}, false, nil // reported once; nothing in Slack counts
+	}
+	if c.limited {
+		return mailbox.Decision{}, false, nil
+	}
+	people := c.people
+	th, err := readSlack(ctx, sl, a, people)
 	var rl *slack.RateLimitedError
 	switch {
 	case errors.As(err, &rl):
 		// Not a failure: the next pass reads it, once Slack allows.
-		if !p.slackLimited {
-			p.slackLimited = true
-			p.r.note("warning: %s; ask %d (%s/%s) and the Slack asks after it are read by a later pass", text.OneLine(err.Error()), a.ID, a.Team, a.Agent)
-		}
-		return false, nil
+		c.limited = true
+		rd.Note("warning: %s; ask %d (%s/%s) and the Slack asks after it are read by a later pass", text.OneLine(err.Error()), a.ID, a.Team, a.Agent)
+		return mailbox.Decision{}, false, nil
 	case err != nil:
-		p.fail(a, err)
-		return false, nil
+		return mailbox.Decision{}, false, slackConfigError(err)
 	}
 	if a.Kind == mailbox.KindApproval && !people.Deciders.Configured {
 		if _, ok := FindSlackAnswer(a, th, SlackPeople{Deciders: everyone(th)}); ok {
-			p.r.note("warning: ask %d (%s/%s) has Slack reactions, but no Slack deciders are configured "+
+			rd.Note("warning: ask %d (%s/%s) has Slack reactions, but no Slack deciders are configured "+
 				"(TEAMKIT_SLACK_DECIDERS or --slack-deciders); nothing in Slack can decide it, so it stays awaiting", a.ID, a.Team, a.Agent)
 		}
-		return false, nil
+		return mailbox.Decision{}, false, nil
 	}
 	if a.Kind != mailbox.KindApproval && !people.Deciders.Configured && !people.Answerers.Configured {
 		if _, ok := FindSlackAnswer(a, th, SlackPeople{Answerers: everyone(th)}); ok {
-			p.r.note("warning: ask %d (%s/%s) has Slack replies, but no Slack answerers are configured "+
+			rd.Note("warning: ask %d (%s/%s) has Slack replies, but no Slack answerers are configured "+
 				"(TEAMKIT_SLACK_ANSWERERS or TEAMKIT_SLACK_DECIDERS); no Slack reply can answer it", a.ID, a.Team, a.Agent)
 		}
-		return false, nil
+		return mailbox.Decision{}, false, nil
 	}
 	dec, ok := FindSlackAnswer(a, th, people)
-	if !ok {
-		return false, nil
+	return dec, ok, nil
+}
+
+// slackConfigErrors are Slack's answers that mean the token, not Slack,
+// is wrong: retrying changes nothing until the configuration does.
+var slackConfigErrors = []string{"not_allowed_token_type", "missing_scope", "invalid_auth", "not_authed",
+	"account_inactive", "token_revoked", "token_expired", "no_permission", "channel_not_found", "not_in_channel"}
+
+// slackConfigError makes a *ConfigError of err when Slack refused the
+// configuration rather than failed.
+func slackConfigError(err error) error {
+	if err == nil {
+		return nil
 	}
-	return true, p.claim(a, dec)
+	for _, code := range slackConfigErrors {
+		if strings.Contains(err.Error(), code) {
+			return &ConfigError{Err: err, Hint: SlackTokenHint(code)}
+		}
+	}
+	return err
+}
+
+// SlackTokenHint says what to check for Slack's error code.
+func SlackTokenHint(code string) string {
+	switch code {
+	case "not_allowed_token_type":
+		return "a token of the wrong kind: " + EnvSlackBotToken + " takes the bot token (xoxb-…), " +
+			EnvSlackAppToken + " the app-level token (xapp-…, with connections:write)"
+	case "missing_scope", "no_permission":
+		return "the bot token lacks a scope: give the app chat:write, channels:history, groups:history and reactions:read, and reinstall it"
+	case "channel_not_found", "not_in_channel":
+		return "check " + EnvSlackChannel + " (the channel's ID) and invite the app into that channel"
+	}
+	return "check " + EnvSlackBotToken + ": a bot token (xoxb-…) of an app installed in the workspace"
 }
 
 // everyone is a list of everybody in th, for telling whether anything
@@ -342,48 +469,6 @@ func everyone(th SlackThread) Deciders {
 		d.logins[strings.ToLower(r.User)] = true
 	}
 	return d
-}
-
-// slackClient is the pass's Slack client, made on first need. When there
-// is none (no bot token, or it cannot be made), it reports that once per
-// pass, as a failure, with what follows from it (unread), and returns
-// false.
-func (p *pass) slackClient(unread string) (Slack, bool) {
-	if p.slack == nil && p.slackErr == nil {
-		if p.r.Slack == nil {
-			p.slackErr = fmt.Errorf("%s is not set", EnvSlackBotToken)
-		} else {
-			p.slack, p.slackErr = p.r.Slack()
-		}
-	}
-	if p.slackErr != nil {
-		if !p.slackReported {
-			p.slackReported = true
-			p.count()
-			p.r.note("error: slack: %s; %s", text.OneLine(p.slackErr.Error()), unread)
-		}
-		return nil, false
-	}
-	return p.slack, true
-}
-
-// postSlack posts the question of ask a, which ask could not post, once.
-func (p *pass) postSlack(a mailbox.Ask) {
-	sl, ok := p.slackClient("questions not yet in Slack stay unposted")
-	if !ok {
-		return
-	}
-	if err := slack.CheckChannel(p.r.SlackChannel); err != nil {
-		p.fail(a, err)
-		return
-	}
-	posted, err := PostSlack(p.ctx, p.r.DB, sl, p.r.SlackChannel, p.slackPeople, a, false)
-	if err != nil {
-		p.count()
-		p.r.note("error: ask %d (%s/%s): %s; the next pass tries again", a.ID, a.Team, a.Agent, text.OneLine(err.Error()))
-		return
-	}
-	p.r.note("posted ask %d to Slack channel %s (ts %s)", posted.ID, posted.SlackChannel, posted.SlackTS)
 }
 
 // The environment variables of the Slack channel.

@@ -207,9 +207,11 @@ func waitSlack(t testing.TB, s *slacktest.Server, what string, cond func(slackte
 // U0ERIN a decider and U0CAROL an answerer.
 func slackResumer(f *fixture, db *mailbox.DB, cl *slack.Client) *Resumer {
 	r := f.resumer(db, "")
-	r.Slack = func() (Slack, error) { return cl, nil }
-	r.SlackChannel = slacktest.Channel
-	r.SlackPeople = func() (SlackPeople, error) { return ReadSlackPeople("U0ERIN", "U0CAROL", nil) }
+	r.Channels = append(r.Channels, &SlackChannel{
+		Client:  func() (Slack, error) { return cl, nil },
+		Channel: slacktest.Channel,
+		People:  func() (SlackPeople, error) { return ReadSlackPeople("U0ERIN", "U0CAROL", nil) },
+	})
 	return r
 }
 
@@ -382,10 +384,15 @@ func TestSlackGitHubLocalRace(t *testing.T) {
 					}
 				case i%2 == 0:
 					// A pass that reads the ✅ in Slack.
-					p := newPass(slackResumer(f, db, cl), ctx)
-					p.slackPeople, _ = ReadSlackPeople("U0ERIN", "", nil)
-					_, err = p.fromSlack(a)
-					err = p.finish(err)
+					r := slackResumer(f, db, cl)
+					sl := r.Channels[2].(*SlackChannel)
+					sl.People = func() (SlackPeople, error) { return ReadSlackPeople("U0ERIN", "", nil) }
+					p := newPass(r, ctx)
+					dec, found, ferr := p.find(sl, a)
+					if ferr == nil && found {
+						ferr = p.claim(a, dec)
+					}
+					err = p.finish(ferr)
 				default:
 					p := newPass(f.resumer(db, "erin"), ctx)
 					err = p.finish(p.claim(a, ghDec))

@@ -13,9 +13,11 @@ import (
 // backoff after failures and the pause switch re-read every iteration.
 
 // Watch runs passes every interval until ctx ends. The pause switch is read
-// before every pass, and a failure to read it counts as paused. A pass
-// whose asks failed (a *FailedError: GitHub down, say) doubles the wait
-// before the next one, up to MaxBackoff; a clean pass restores the
+// before every pass, and a failure to read it counts as paused. A channel
+// that fails (GitHub down, say) backs off alone (health.go), so the passes
+// keep the interval for the other channels and for the answers already
+// given; a pass in which something else failed (a re-spawn) doubles the
+// wait before the next one, up to MaxBackoff, and a clean pass restores the
 // interval. When the mailbox itself fails (the switch unreadable, or a pass
 // ending with a database error) the next try comes sooner: DBRetryStart,
 // doubling up to the interval (or MaxBackoff, if shorter), so the answers
@@ -28,6 +30,9 @@ func (r *Resumer) Watch(ctx context.Context, interval time.Duration) error {
 	}
 	ceiling := max(MaxBackoff, interval)
 	wait := interval
+	r.mu.Lock()
+	r.watching, r.interval = true, interval
+	r.mu.Unlock()
 	wasPaused := false
 	var dbWait time.Duration // the last wait after a mailbox failure; 0 once it works
 	dbRetry := func() time.Duration {
@@ -63,6 +68,9 @@ func (r *Resumer) Watch(ctx context.Context, interval time.Duration) error {
 				wait, dbWait = interval, 0
 			case errors.Is(err, ErrLockHeld):
 				r.note("another resume of team %s is running; skipping this pass", r.Team)
+				wait, dbWait = interval, 0
+			case errors.As(err, &failed) && failed.Count == failed.Channel:
+				// Only channels failed: each backs off alone.
 				wait, dbWait = interval, 0
 			case errors.As(err, &failed):
 				dbWait = 0

@@ -97,7 +97,8 @@ type Handler func(ctx context.Context, e Event)
 // Reconnecting (after a disconnect envelope, a dropped socket, a missed
 // ping) is socketmode's own loop with its backoff. Listen returns nil when
 // ctx ends, or the error that made socketmode give up (invalid_auth, a
-// revoked token).
+// revoked token), or one that no retry mends, which socketmode would retry
+// for ever (a bot token given as the app token: not_allowed_token_type).
 func (c *Client) Listen(ctx context.Context, handle Handler, notef func(format string, args ...any)) error {
 	sm := socketmode.New(c.app, socketmode.OptionLog(log.New(io.Discard, "", 0)))
 	ctx, cancel := context.WithCancel(ctx)
@@ -120,6 +121,10 @@ func (c *Client) Listen(ctx context.Context, handle Handler, notef func(format s
 				}
 				connected = true
 			case socketmode.EventTypeConnectionError:
+				if ce, ok := evt.Data.(*slackgo.ConnectionErrorEvent); ok && refused(ce.ErrorObj) {
+					// socketmode retries these for ever; no retry can mend them.
+					return apiError("apps.connections.open", ce.ErrorObj)
+				}
 				if ce, ok := evt.Data.(*slackgo.ConnectionErrorEvent); ok {
 					notef("warning: slack: connection failed (attempt %d): %s; retrying in %s",
 						ce.Attempt, text.OneLine(apiError("apps.connections.open", ce.ErrorObj).Error()), ce.Backoff.Round(1e6))
@@ -186,4 +191,17 @@ func (c *Client) skipBad(ctx context.Context, sm *socketmode.Client, bad *socket
 	if env.EnvelopeID != "" {
 		sm.AckCtx(ctx, env.EnvelopeID, nil)
 	}
+}
+
+// refused reports whether Slack refused the connection for a reason only
+// a new token mends.
+func refused(err error) bool {
+	if err == nil {
+		return false
+	}
+	switch err.Error() {
+	case "not_allowed_token_type", "missing_scope", "no_permission":
+		return true
+	}
+	return false
 }

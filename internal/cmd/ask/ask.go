@@ -21,6 +21,7 @@ import (
 	"io"
 	"net/http"
 	"strconv"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/urfave/cli/v2"
@@ -99,9 +100,9 @@ type Options struct {
 	Kind            string // mailbox.KindQuestion or mailbox.KindApproval
 	Question        string
 	JSON            bool
-	// GitHub builds the client that posts the question; called only for an
-	// ask with an issue whose comment is not yet posted.
-	GitHub func() (escalate.GitHub, error)
+	// Channels post the question (escalate.Config.Channels); each makes
+	// its client only if the ask goes there.
+	Channels []escalate.Channel
 	// Webhook is the Slack incoming-webhook mirror ("" for none).
 	Webhook string
 }
@@ -118,8 +119,9 @@ func parseAsk(c *cli.Context, env *command.Env) (*Options, error) {
 		return nil, command.Usagef("give the question as one argument (quote it) or on stdin; got %d arguments", len(args))
 	}
 	envTeam, envName := env.Getenv("TEAMKIT_TEAM"), env.Getenv("TEAMKIT_AGENT")
+	cfg := escalate.FromEnv(env.Getenv)
 	o := &Options{Team: c.String("team"), Name: c.String("name"), JSON: c.Bool("json"),
-		Kind: mailbox.KindQuestion, Webhook: env.Getenv("TEAMKIT_SLACK_WEBHOOK")}
+		Kind: mailbox.KindQuestion, Webhook: cfg.SlackWebhook, Channels: cfg.Channels()}
 	if o.Team == "" {
 		o.Team = envTeam
 	}
@@ -177,13 +179,6 @@ func parseAsk(c *cli.Context, env *command.Env) (*Options, error) {
 	if c.Bool("approval") {
 		o.Kind = mailbox.KindApproval
 	}
-	o.GitHub = func() (escalate.GitHub, error) {
-		gh, err := github.New(github.Options{Getenv: env.Getenv})
-		if err != nil {
-			return nil, err
-		}
-		return gh, nil
-	}
 	return o, nil
 }
 
@@ -203,121 +198,101 @@ func (o *Options) run(ctx context.Context, env *command.Env, db *mailbox.DB) err
 	}
 
 	var postErr error
-	if a.Issue != "" && a.CommentID == 0 {
-		gh, err := o.GitHub()
-		if err != nil {
-			postErr = escalate.PostFailed(ctx, db, a, err)
-		} else {
-			_, postErr = escalate.Post(ctx, db, gh, a, created)
-		}
-		if a, err = db.Ask(ctx, a.ID); err != nil {
-			return errors.Join(postErr, err)
+	for _, ch := range o.Channels {
+		var err error
+		a, err = ch.Post(ctx, db, a, created)
+		var optional *escalate.OptionalError
+		switch {
+		case errors.As(err, &optional):
+			fmt.Fprintf(env.Stderr, "ask: warning: %s (the ask itself is fine)\n", text.OneLine(err.Error()))
+		case err != nil && postErr == nil:
+			postErr = err
 		}
 	}
-	a = mirrorSlack(ctx, env, db, a, created)
 	if o.Webhook != "" && created {
 		if err := escalate.MirrorSlack(ctx, &http.Client{}, o.Webhook, a); err != nil {
 			fmt.Fprintf(env.Stderr, "ask: warning: %s (the ask itself is fine)\n", text.OneLine(err.Error()))
 		}
 	}
-	if err := printAsk(o.JSON, env, a); err != nil {
+	if err := printAsk(o.JSON, env, o.Channels, a); err != nil {
 		return err
 	}
 	if postErr != nil {
 		hint := fmt.Sprintf("ask %d is recorded and awaiting; run ask again to retry (it never posts twice), let resume post it, or answer it with 'ask answer %d'", a.ID, a.ID)
-		if errors.Is(postErr, github.ErrNoToken) {
-			hint = "log in with 'gh auth login', or set GH_TOKEN; " + hint
+		var ce *escalate.ConfigError
+		if errors.As(postErr, &ce) && ce.Hint != "" {
+			hint = ce.Hint + "; " + hint
 		}
 		return command.WithHint(postErr, hint)
 	}
 	if a.State == mailbox.AskAwaiting {
-		switch {
-		case a.Issue == "" && a.SlackTS != "":
-			fmt.Fprintf(env.Stderr, "ask: posted to Slack channel %s; a person answers there or with 'ask answer %d'. Exit now: the answer comes back in a fresh spawn.\n", a.SlackChannel, a.ID)
-		case a.Issue == "":
+		if _, _, where := escalate.Describe(o.Channels, a); len(where) > 0 {
+			fmt.Fprintf(env.Stderr, "ask: posted to %s; a person answers there or with 'ask answer %d'. Exit now: the answer comes back in a fresh spawn.\n", strings.Join(where, " and "), a.ID)
+		} else {
 			fmt.Fprintf(env.Stderr, "ask: recorded on the local channel; a person answers with 'ask answer %d'. Exit now: the answer comes back in a fresh spawn.\n", a.ID)
-		default:
-			fmt.Fprintf(env.Stderr, "ask: posted to %s. Exit now: the answer comes back in a fresh spawn.\n", a.Issue)
 		}
 	}
 	return nil
 }
 
-func printAsk(asJSON bool, env *command.Env, a mailbox.Ask) error {
+func printAsk(asJSON bool, env *command.Env, chs []escalate.Channel, a mailbox.Ask) error {
 	if asJSON {
 		return command.JSON(env.Stdout, a)
 	}
 	kv := []string{"ask", strconv.FormatInt(a.ID, 10), "state", a.State, "kind", a.Kind}
-	if a.Issue == "" {
-		kv = append(kv, "channel", "local")
-	} else {
-		comment := a.CommentURL
-		if comment == "" {
-			comment = "-"
-		}
-		kv = append(kv, "channel", "github", "issue", a.Issue, "comment", comment)
-	}
-	switch {
-	case a.SlackTS != "":
-		kv = append(kv, "slack", a.SlackChannel, "slack_ts", a.SlackTS)
-	case a.SlackError != "":
-		kv = append(kv, "slack", "failed")
-	}
+	where, _, _ := escalate.Describe(chs, a)
+	kv = append(kv, where...)
 	if a.State == mailbox.AskAnswered {
 		kv = append(kv, "decision", a.Decision, "by", a.DecidedBy)
 	}
 	return command.KV(env.Stdout, kv...)
 }
 
+// ListOptions is one `ask list`.
+type ListOptions struct {
+	Team  string
+	State string // mailbox.AskAwaiting, AskAnswered, or "" for all
+	JSON  bool
+	// Channels describe where each ask is.
+	Channels []escalate.Channel
+}
+
 func runList(c *cli.Context, env *command.Env) error {
+	return command.ParseThenRun(c, env, parseList, (*ListOptions).run)
+}
+
+func parseList(c *cli.Context, env *command.Env) (*ListOptions, error) {
 	args := c.Args().Slice()
 	if len(args) > 1 {
-		return command.Usagef("usage: ask list <team> [--state awaiting|answered|all]")
+		return nil, command.Usagef("usage: ask list <team> [--state awaiting|answered|all]")
 	}
 	team, _, _, err := command.Identity(env, args, 1)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	state := c.String("state")
-	switch state {
+	o := &ListOptions{Team: team, State: c.String("state"), JSON: c.Bool("json"), Channels: escalate.FromEnv(env.Getenv).Channels()}
+	switch o.State {
 	case mailbox.AskAwaiting, mailbox.AskAnswered:
 	case "all":
-		state = ""
+		o.State = ""
 	default:
-		return command.Usagef("--state %q: want awaiting, answered or all", c.String("state"))
+		return nil, command.Usagef("--state %q: want awaiting, answered or all", o.State)
 	}
-	db, err := command.OpenMailbox(c.Context, c, env)
+	return o, nil
+}
+
+func (o *ListOptions) run(ctx context.Context, env *command.Env, db *mailbox.DB) error {
+	asks, err := db.Asks(ctx, o.Team, o.State)
 	if err != nil {
 		return err
 	}
-	defer db.Close()
-	asks, err := db.Asks(c.Context, team, state)
-	if err != nil {
-		return err
-	}
-	if c.Bool("json") {
+	if o.JSON {
 		return command.JSONLines(env.Stdout, asks)
 	}
 	tw := tabwriter.NewWriter(env.Stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "ID\tAGENT\tKIND\tSTATE\tCHANNEL\tCREATED\tDECISION\tQUESTION")
 	for _, a := range asks {
-		channel := "local"
-		switch {
-		case a.Issue != "" && a.CommentID != 0:
-			channel = a.Issue
-		case a.Issue != "" && a.PostError != "":
-			channel = a.Issue + " (post failed: " + text.FirstLine(a.PostError, 60) + ")"
-		case a.Issue != "":
-			channel = a.Issue + " (not posted)"
-		}
-		switch {
-		case a.SlackTS != "" && a.Issue == "":
-			channel = "slack " + a.SlackChannel
-		case a.SlackTS != "":
-			channel += " + slack " + a.SlackChannel
-		case a.SlackError != "":
-			channel += " (slack post failed: " + text.FirstLine(a.SlackError, 60) + ")"
-		}
+		_, channel, _ := escalate.Describe(o.Channels, a)
 		decision := "-"
 		if a.State == mailbox.AskAnswered {
 			decision = a.Decision + " by " + a.DecidedBy
@@ -331,22 +306,34 @@ func runList(c *cli.Context, env *command.Env) error {
 	return tw.Flush()
 }
 
+// AnswerOptions is one `ask answer`: the answer given on the local channel.
+type AnswerOptions struct {
+	escalate.LocalAnswer
+	JSON bool
+	// Channels describe the answered ask.
+	Channels []escalate.Channel
+}
+
 func runAnswer(c *cli.Context, env *command.Env) error {
+	return command.ParseThenRun(c, env, parseAnswer, (*AnswerOptions).run)
+}
+
+func parseAnswer(c *cli.Context, env *command.Env) (*AnswerOptions, error) {
 	args := c.Args().Slice()
 	if len(args) < 1 || len(args) > 2 {
-		return command.Usagef("usage: ask answer <id> [TEXT|-] [--approve | --reject]")
+		return nil, command.Usagef("usage: ask answer <id> [TEXT|-] [--approve | --reject]")
 	}
 	id, err := strconv.ParseInt(args[0], 10, 64)
 	if err != nil || id <= 0 {
-		return command.Usagef("ask id %q: want a positive number (see 'ask list')", args[0])
+		return nil, command.Usagef("ask id %q: want a positive number (see 'ask list')", args[0])
 	}
 	if env.Getenv("TEAMKIT_RUN") != "" {
-		return command.WithHint(command.Usagef("ask answer is for a person, and this looks like an agent (TEAMKIT_RUN is set)"),
+		return nil, command.WithHint(command.Usagef("ask answer is for a person, and this looks like an agent (TEAMKIT_RUN is set)"),
 			"an agent that is blocked asks and exits; a person answers")
 	}
 	approve, reject := c.Bool("approve"), c.Bool("reject")
 	if approve && reject {
-		return command.Usagef("give --approve or --reject, not both")
+		return nil, command.Usagef("give --approve or --reject, not both")
 	}
 	decision := mailbox.DecisionAnswered
 	switch {
@@ -355,35 +342,35 @@ func runAnswer(c *cli.Context, env *command.Env) error {
 	case reject:
 		decision = mailbox.DecisionRejected
 	}
-	text := ""
+	answer := ""
 	switch {
 	case len(args) == 2 && args[1] != "-":
-		text = args[1]
+		answer = args[1]
 	case len(args) == 2 || decision == mailbox.DecisionAnswered:
 		b, err := io.ReadAll(io.LimitReader(env.Stdin, mailbox.MaxBody+1))
 		if err != nil {
-			return fmt.Errorf("read the answer from stdin: %w", err)
+			return nil, fmt.Errorf("read the answer from stdin: %w", err)
 		}
-		text = string(b)
+		answer = string(b)
 	}
 	by := env.Getenv("USER")
 	if names.Check("agent", by) != nil {
 		by = "local-user"
 	}
-	spec := c.String("deciders")
-	if spec == "" {
-		spec = env.Getenv("TEAMKIT_DECIDERS")
+	cfg := escalate.FromEnv(env.Getenv)
+	o := &AnswerOptions{LocalAnswer: escalate.LocalAnswer{ID: id, Text: answer, Decision: decision, By: by}, JSON: c.Bool("json"), Channels: cfg.Channels()}
+	if spec := c.String("deciders"); spec != "" {
+		cfg.Deciders = spec
 	}
-	deciders, err := escalate.ParseDeciders(spec, escalate.ReadListFile)
-	if err != nil && decision != mailbox.DecisionAnswered {
-		return err // an unreadable list decides nothing
+	o.Deciders, err = cfg.ReadDeciders()
+	if err != nil && o.Decision != mailbox.DecisionAnswered {
+		return nil, err // an unreadable list decides nothing
 	}
-	db, err := command.OpenMailbox(c.Context, c, env)
-	if err != nil {
-		return err
-	}
-	defer db.Close()
-	a, err := escalate.AnswerLocal(c.Context, db, escalate.LocalAnswer{ID: id, Text: text, Decision: decision, By: by, Deciders: deciders})
+	return o, nil
+}
+
+func (o *AnswerOptions) run(ctx context.Context, env *command.Env, db *mailbox.DB) error {
+	a, err := escalate.AnswerLocal(ctx, db, o.LocalAnswer)
 	switch {
 	case errors.Is(err, escalate.ErrNeedsDecision), errors.Is(err, escalate.ErrNotApproval),
 		errors.Is(err, escalate.ErrEmptyAnswer), errors.Is(err, escalate.ErrBadAnswer):
@@ -395,7 +382,7 @@ func runAnswer(c *cli.Context, env *command.Env) error {
 	case err != nil:
 		return err
 	}
-	if err := printAsk(c.Bool("json"), env, a); err != nil {
+	if err := printAsk(o.JSON, env, o.Channels, a); err != nil {
 		return err
 	}
 	fmt.Fprintf(env.Stderr, "ask: recorded; the next 'resume %s' pass starts agent %s again with it\n", a.Team, a.Agent)

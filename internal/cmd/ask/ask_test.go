@@ -111,3 +111,28 @@ func TestAskFromStdin(t *testing.T) {
 		t.Fatalf("question %q, %v; want %q byte for byte", a.Question, err, q)
 	}
 }
+
+// ask list and ask answer, in-process: a person answers the local ask, the
+// list shows it answered, and the refusals exit 64 before anything is
+// written.
+func TestAskListAndAnswer(t *testing.T) {
+	h, _ := newHarness(t)
+	h.Want(0, "Which colour?")
+	delete(h.Vars, "TEAMKIT_RUN") // a person, not the agent
+	h.Vars["USER"] = "tester"
+	for _, args := range [][]string{{"answer", "0", "Blue."}, {"answer", "1", "Blue.", "--approve", "--reject"}, {"list", "t", "--state", "odd"}} {
+		if r := h.Run(args...); r.Code != 64 {
+			t.Errorf("ask %q: exit %d, stderr %q; want 64", args, r.Code, r.Stderr)
+		}
+	}
+	if out := h.Want(0, "answer", "1", "Blue."); out != "ask=1 state=answered kind=question channel=local decision=answered by=tester\n" {
+		t.Errorf("answer: stdout %q", out)
+	}
+	out := h.Want(0, "list", "t", "--state", "all")
+	if !strings.Contains(out, "question  answered  local") || !strings.Contains(out, "answered by tester") {
+		t.Errorf("list:\n%s", out)
+	}
+	if r := h.Run("answer", "1", "Red."); r.Code != 1 || !strings.Contains(r.Stderr, "ask 1 is already answered") {
+		t.Errorf("second answer: exit %d, stderr %q", r.Code, r.Stderr)
+	}
+}

@@ -33,7 +33,6 @@ import (
 	"github.com/teamkit/teamkit/internal/command"
 	"github.com/teamkit/teamkit/pkg/agenttype"
 	"github.com/teamkit/teamkit/pkg/escalate"
-	"github.com/teamkit/teamkit/pkg/github"
 	"github.com/teamkit/teamkit/pkg/mailbox"
 	"github.com/teamkit/teamkit/pkg/roster"
 	"github.com/teamkit/teamkit/pkg/spawn"
@@ -116,105 +115,116 @@ const maxParallel = 64
 // minInterval is the shortest --interval accepted.
 const minInterval = 10 * time.Millisecond
 
+// Options is one `resume <team>`, parsed and checked.
+type Options struct {
+	Team     string
+	Watch    bool
+	Interval time.Duration
+	Parallel int
+	JSON     bool
+	// Config is the escalation configuration (the deciders lists with the
+	// flags applied) and the factory of the channels' clients.
+	Config *escalate.Config
+	// DBPath and Heartbeat are recorded with every re-spawned run.
+	DBPath    string
+	Heartbeat time.Duration
+	Hooks     Hooks
+}
+
 func run(c *cli.Context, env *command.Env, h Hooks) error {
+	parse := func(c *cli.Context, env *command.Env) (*Options, error) { return parseResume(c, env, h) }
+	return command.ParseThenRun(c, env, parse, (*Options).run)
+}
+
+func parseResume(c *cli.Context, env *command.Env, h Hooks) (*Options, error) {
 	args := c.Args().Slice()
 	if len(args) > 1 {
-		return command.Usagef("usage: resume <team> [--watch] [--interval D] [--deciders LOGIN,…] [--slack-deciders ID,…]")
+		return nil, command.Usagef("usage: resume <team> [--watch] [--interval D] [--deciders LOGIN,…] [--slack-deciders ID,…]")
 	}
 	team, _, _, err := command.Identity(env, args, 1)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	interval := command.Duration(c, "interval")
+	o := &Options{Team: team, Watch: c.Bool("watch"), Interval: command.Duration(c, "interval"), Parallel: c.Int("parallel"),
+		JSON: c.Bool("json"), Config: escalate.FromEnv(env.Getenv), Hooks: h}
 	switch {
-	case interval <= 0:
-		return command.Usagef("--interval must be positive")
-	case interval < minInterval:
+	case o.Interval <= 0:
+		return nil, command.Usagef("--interval must be positive")
+	case o.Interval < minInterval:
 		// 1ns would spin on the mailbox (and GitHub) in a busy loop.
-		return command.Usagef("--interval %s is too short: want %s or more (say 30s, 1m)", interval, minInterval)
+		return nil, command.Usagef("--interval %s is too short: want %s or more (say 30s, 1m)", o.Interval, minInterval)
 	}
-	parallel := c.Int("parallel")
-	if parallel < 1 || parallel > maxParallel {
-		return command.Usagef("--parallel %d: want 1 to %d", parallel, maxParallel)
+	if o.Parallel < 1 || o.Parallel > maxParallel {
+		return nil, command.Usagef("--parallel %d: want 1 to %d", o.Parallel, maxParallel)
 	}
-	spec := c.String("deciders")
-	if spec == "" {
-		spec = env.Getenv("TEAMKIT_DECIDERS")
-	} else if !strings.HasPrefix(spec, "@") {
-		if _, err := escalate.ParseDeciders(spec, nil); err != nil {
-			return &command.Error{Code: command.ExitUsage, Err: fmt.Errorf("--deciders: %w", err)}
+	if spec := c.String("deciders"); spec != "" {
+		if !strings.HasPrefix(spec, "@") {
+			if _, err := escalate.ParseDeciders(spec, nil); err != nil {
+				return nil, &command.Error{Code: command.ExitUsage, Err: fmt.Errorf("--deciders: %w", err)}
+			}
 		}
+		o.Config.Deciders = spec
 	}
-	slackSpec := c.String("slack-deciders")
-	if slackSpec == "" {
-		slackSpec = env.Getenv(escalate.EnvSlackDeciders)
-	} else if !strings.HasPrefix(slackSpec, "@") {
-		if _, err := escalate.ParseSlackUsers("Slack deciders", slackSpec, nil); err != nil {
-			return &command.Error{Code: command.ExitUsage, Err: fmt.Errorf("--slack-deciders: %w", err)}
+	if spec := c.String("slack-deciders"); spec != "" {
+		if !strings.HasPrefix(spec, "@") {
+			if _, err := escalate.ParseSlackUsers("Slack deciders", spec, nil); err != nil {
+				return nil, &command.Error{Code: command.ExitUsage, Err: fmt.Errorf("--slack-deciders: %w", err)}
+			}
 		}
+		o.Config.SlackDeciders = spec
 	}
-	heartbeat, err := command.Heartbeat(env)
-	if err != nil {
-		return err
+	if o.Heartbeat, err = command.Heartbeat(env); err != nil {
+		return nil, err
 	}
-	db, err := command.OpenMailbox(c.Context, c, env)
-	if err != nil {
-		return err
-	}
-	defer db.Close()
-	command.NoteUnknownTeam(c.Context, env, "resume", db, team)
-	dbPath, _ := command.DBPath(c, env)
+	o.DBPath, _ = command.DBPath(c, env)
+	return o, nil
+}
+
+// run is one pass, or with Watch a pass every Interval until ctx ends.
+func (o *Options) run(ctx context.Context, env *command.Env, db *mailbox.DB) error {
+	command.NoteUnknownTeam(ctx, env, "resume", db, o.Team)
 	base := spawn.Request{
-		DBPath: dbPath, StateDir: filepath.Join(command.StateHome(env), "teamkit"), Environ: env.Environ(),
-		Host: roster.HostName(env.Getenv), Heartbeat: heartbeat,
+		DBPath: o.DBPath, StateDir: filepath.Join(command.StateHome(env), "teamkit"), Environ: env.Environ(),
+		Host: roster.HostName(env.Getenv), Heartbeat: o.Heartbeat,
 		// A foreground type runs on resume's terminal; its output must
 		// not mix with resume's result lines.
 		Stdin: env.Stdin, Stdout: env.Stderr, Stderr: env.Stderr,
 	}
-
 	r := &escalate.Resumer{
-		DB:   db,
-		Team: team,
-		GitHub: func() (escalate.GitHub, error) {
-			gh, err := github.New(github.Options{Getenv: env.Getenv})
-			if err != nil {
-				return nil, err
-			}
-			return gh, nil
-		},
+		DB:       db,
+		Team:     o.Team,
+		Channels: o.Config.Channels(),
 		Spawn:    spawner(env, db, base),
 		NewRun:   func() string { return spawn.NewRun(time.Now()) },
-		Parallel: parallel,
-		Deciders: func() (escalate.Deciders, error) { return escalate.ParseDeciders(spec, escalate.ReadListFile) },
-		Report:   reporter(c.Bool("json"), env.Stdout),
+		Parallel: o.Parallel,
+		Report:   reporter(o.JSON, env.Stdout),
 		Stderr:   env.Stderr,
 		Prefix:   "resume",
-		Crash:    h.Crash,
+		Crash:    o.Hooks.Crash,
 	}
-	ctx, abort := context.WithCancel(c.Context)
-	defer abort()
-	stopSlack := setupSlack(ctx, abort, env, db, r, slackSpec, c.Bool("watch"))
-	if c.Bool("watch") {
+	if o.Watch {
+		ctx, abort := context.WithCancel(ctx)
+		defer abort()
+		stopSlack := listenSlack(ctx, abort, env, db, r, o.Config)
 		r.Sleep = func(ctx context.Context, d time.Duration) error {
-			stop := command.Progress(env, fmt.Sprintf("resume: watching team %s; next pass in %s, waited", team, d))
+			stop := command.Progress(env, fmt.Sprintf("resume: watching team %s; next pass in %s, waited", o.Team, d))
 			defer stop()
 			return wait.Sleep(ctx, d)
 		}
-		err := r.Watch(ctx, interval)
+		err := r.Watch(ctx, o.Interval)
 		if serr := stopSlack(); serr != nil {
-			return command.WithHint(serr, "check "+escalate.EnvSlackAppToken+": an app-level token (xapp-…) with connections:write, of an app with Socket Mode on")
+			return command.WithHint(serr, appTokenHint(serr))
 		}
 		return err
 	}
-	stopSlack()
-	err = r.Once(c.Context)
+	err := r.Once(ctx)
 	var failed *escalate.FailedError
 	switch {
 	case errors.Is(err, escalate.ErrPaused):
-		fmt.Fprintf(env.Stderr, "resume: team %s is paused; nothing done (run 'resume unpause %s' to carry on)\n", team, team)
+		fmt.Fprintf(env.Stderr, "resume: team %s is paused; nothing done (run 'resume unpause %s' to carry on)\n", o.Team, o.Team)
 		return nil
 	case errors.Is(err, escalate.ErrLockHeld):
-		fmt.Fprintf(env.Stderr, "resume: another resume of team %s is running; this pass does nothing\n", team)
+		fmt.Fprintf(env.Stderr, "resume: another resume of team %s is running; this pass does nothing\n", o.Team)
 		return nil
 	case errors.As(err, &failed):
 		return &command.Error{Code: command.ExitFailure, Err: err, Quiet: true}
@@ -273,34 +283,45 @@ func reporter(asJSON bool, w io.Writer) func(escalate.Resumed) error {
 	}
 }
 
+// PauseOptions is one `resume pause` or `resume unpause`.
+type PauseOptions struct {
+	Team   string
+	Paused bool
+	JSON   bool
+}
+
 func setPaused(c *cli.Context, env *command.Env, paused bool) error {
-	args := c.Args().Slice()
-	if len(args) > 1 {
-		return command.Usagef("usage: resume %s <team>", c.Command.Name)
+	parse := func(c *cli.Context, env *command.Env) (*PauseOptions, error) {
+		args := c.Args().Slice()
+		if len(args) > 1 {
+			return nil, command.Usagef("usage: resume %s <team>", c.Command.Name)
+		}
+		team, _, _, err := command.Identity(env, args, 1)
+		if err != nil {
+			return nil, err
+		}
+		return &PauseOptions{Team: team, Paused: paused, JSON: c.Bool("json")}, nil
 	}
-	team, _, _, err := command.Identity(env, args, 1)
-	if err != nil {
-		return err
-	}
-	db, err := command.OpenMailbox(c.Context, c, env)
-	if err != nil {
-		return err
-	}
-	defer db.Close()
-	if paused {
-		err = escalate.Pause(c.Context, db, team, env.Now())
+	return command.ParseThenRun(c, env, parse, (*PauseOptions).run)
+}
+
+// run throws or clears the team's kill-switch.
+func (o *PauseOptions) run(ctx context.Context, env *command.Env, db *mailbox.DB) error {
+	var err error
+	if o.Paused {
+		err = escalate.Pause(ctx, db, o.Team, env.Now())
 	} else {
-		err = escalate.Unpause(c.Context, db, team)
+		err = escalate.Unpause(ctx, db, o.Team)
 	}
 	if err != nil {
 		return err
 	}
-	if c.Bool("json") {
-		return command.JSON(env.Stdout, map[string]any{"team": team, "paused": paused})
+	if o.JSON {
+		return command.JSON(env.Stdout, map[string]any{"team": o.Team, "paused": o.Paused})
 	}
 	state := "no"
-	if paused {
+	if o.Paused {
 		state = "yes"
 	}
-	return command.KV(env.Stdout, "team", team, "paused", state)
+	return command.KV(env.Stdout, "team", o.Team, "paused", state)
 }

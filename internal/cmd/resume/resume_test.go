@@ -2,6 +2,7 @@ package resume
 
 import (
 	"bytes"
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
@@ -12,6 +13,7 @@ import (
 	"github.com/teamkit/teamkit/internal/command"
 	"github.com/teamkit/teamkit/internal/command/commandtest"
 	"github.com/teamkit/teamkit/pkg/escalate"
+	"github.com/teamkit/teamkit/pkg/mailbox"
 )
 
 func invoke(t *testing.T, vars map[string]string, args ...string) (code int, stdout, stderr string) {
@@ -87,5 +89,32 @@ func TestReportLine(t *testing.T) {
 	reporter(true, &out)(r)
 	if !strings.HasPrefix(out.String(), `{"ask_id":4,"team":"t","agent":"w1",`) || !strings.Contains(out.String(), `"status":"ready","after_seconds":1.25,"run":"R"`) {
 		t.Errorf("json %s", out.String())
+	}
+}
+
+// A pass over a GitHub ask without a token: one error line naming GitHub
+// once, its hint, exit 1; the ask stays awaiting.
+func TestPassWithoutToken(t *testing.T) {
+	h := commandtest.New(t, "resume", App)
+	ghConfig := t.TempDir() // no gh login
+	h.Vars["GH_CONFIG_DIR"], h.Vars["GH_PATH"] = ghConfig, filepath.Join(ghConfig, "no-gh")
+	h.Vars["GITHUB_API_URL"] = "http://127.0.0.1:1"
+	ctx := context.Background()
+	db := h.Store()
+	if err := db.RecordLaunch(ctx, mailbox.Agent{Team: "t", Name: "w1", Type: "probe", Run: "r1", State: mailbox.StateExited}); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := db.CreateAsk(ctx, mailbox.Ask{Team: "t", Agent: "w1", Run: "r1", Issue: "octo/repo#7", Kind: mailbox.KindQuestion, Question: "Which?"}); err != nil {
+		t.Fatal(err)
+	}
+	r := h.Run("t")
+	errs := dropNotes(r.Stderr)
+	if r.Code != 1 || !strings.HasPrefix(errs, "resume: error: github: no token found for 127.0.0.1") ||
+		!strings.Contains(errs, "; the asks on github stay awaiting\nresume: hint: log in with 'gh auth login', or set GH_TOKEN\n") ||
+		strings.Count(errs, "\n") != 2 {
+		t.Errorf("exit %d, stderr %q", r.Code, errs)
+	}
+	if a, err := db.Ask(ctx, 1); err != nil || a.State != mailbox.AskAwaiting {
+		t.Errorf("ask %+v, %v", a, err)
 	}
 }

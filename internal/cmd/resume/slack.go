@@ -3,51 +3,36 @@ package resume
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/teamkit/teamkit/internal/command"
 	"github.com/teamkit/teamkit/pkg/escalate"
 	"github.com/teamkit/teamkit/pkg/mailbox"
-	"github.com/teamkit/teamkit/pkg/slack"
 )
 
-// setupSlack wires the Slack channel into r: who may answer there (every
-// pass), the bot that reads the answers and posts what a failed ask could
-// not, and, for --watch with an app token, the Socket-Mode listener, whose
-// events only ring the doorbell (wake the watch to read now). One client
-// serves every pass, so a 429's Retry-After is kept from one to the next. A listener that Slack
-// refuses for good (invalid_auth, a revoked token) calls abort, which ends
-// the watch. The returned function stops the listener, waits for it, and
+// listenSlack starts, for a watch with an app token, the Socket-Mode
+// listener, whose events only ring the doorbell (wake the watch to read
+// now); the Slack channel itself reads and posts through r.Channels, with
+// the same client (cfg.Slack). A listener that Slack refuses for good
+// (invalid_auth, a token of the wrong kind) calls abort, which ends the
+// watch. The returned function stops the listener, waits for it, and
 // returns why it gave up, if it did.
-func setupSlack(ctx context.Context, abort func(), env *command.Env, db *mailbox.DB, r *escalate.Resumer, decidersSpec string, watch bool) func() error {
-	answerers := env.Getenv(escalate.EnvSlackAnswerers)
-	r.SlackPeople = func() (escalate.SlackPeople, error) {
-		return escalate.ReadSlackPeople(decidersSpec, answerers, escalate.ReadListFile)
-	}
-	apiURL := env.Getenv(escalate.EnvSlackAPIURL)
-	bot, app := env.Getenv(escalate.EnvSlackBotToken), env.Getenv(escalate.EnvSlackAppToken)
-	r.SlackChannel = env.Getenv(escalate.EnvSlackChannel)
-	listen := watch && app != ""
-	if bot == "" && !listen {
-		return func() error { return nil }
-	}
-	cl, err := slack.New(slack.Options{BotToken: bot, AppToken: app, APIURL: apiURL})
-	if bot != "" {
-		r.Slack = func() (escalate.Slack, error) { return cl, err }
-	}
-	if !listen {
+func listenSlack(ctx context.Context, abort func(), env *command.Env, db *mailbox.DB, r *escalate.Resumer, cfg *escalate.Config) func() error {
+	if cfg.SlackAppToken == "" {
 		return func() error { return nil }
 	}
 	note := func(format string, args ...any) {
 		fmt.Fprintf(env.Stderr, "resume: %s\n", fmt.Sprintf(format, args...))
 	}
-	if decidersSpec == "" && answerers == "" {
+	if cfg.SlackDeciders == "" && cfg.SlackAnswerers == "" {
 		note("warning: slack: no Slack answerers or deciders are configured (%s, %s or --slack-deciders): "+
 			"nothing said in Slack will answer an ask", escalate.EnvSlackAnswerers, escalate.EnvSlackDeciders)
 	}
-	if bot == "" {
+	if cfg.SlackBotToken == "" {
 		note("warning: slack: %s is not set: the watch hears Slack's events but cannot read the answers they point to",
 			escalate.EnvSlackBotToken)
 	}
+	cl, err := cfg.Slack()
 	if err != nil {
 		abort()
 		return func() error { return err }
@@ -70,4 +55,12 @@ func setupSlack(ctx context.Context, abort func(), env *command.Env, db *mailbox
 		done <- err
 	}()
 	return func() error { cancel(); return <-done }
+}
+
+// appTokenHint says what to check when the listener gave up with err.
+func appTokenHint(err error) string {
+	if strings.Contains(err.Error(), "not_allowed_token_type") {
+		return escalate.SlackTokenHint("not_allowed_token_type")
+	}
+	return "check " + escalate.EnvSlackAppToken + ": an app-level token (xapp-…) with connections:write, of an app with Socket Mode on"
 }
