@@ -122,79 +122,151 @@ type Result struct {
 }
 
 // Spawn starts the agent of req with finder's types and db's mailbox.
+//
+// Its steps, in order: prepare (check what was asked and resolve the type,
+// its CLI and credentials, touching nothing), take the agent's lock, stop a
+// live earlier run (stopLive), write the run's files (briefing, spec),
+// record the launch, and start it (launch, then watch for its handshake).
 func Spawn(ctx context.Context, db *mailbox.DB, finder agenttype.Finder, req Request) (res Result, err error) {
+	j, err := prepare(finder, req)
+	if err != nil {
+		return Result{}, err
+	}
+	unlock, err := lockAgent(db, j.req)
+	if err != nil {
+		return Result{}, err
+	}
+	defer unlock()
+	if err := stopLive(ctx, db, j.req); err != nil {
+		return Result{}, err
+	}
+	// The spec holds the spawner's whole environment, secrets included. The
+	// supervisor deletes it once read; on every path where no supervisor
+	// will (the launch failed, the run is over), it goes here, and so does
+	// the briefing of a run that never started (it holds the task, and no
+	// record points at it).
+	defer func() {
+		if !j.launched || res.Status == StatusExited || res.Status == StatusTimeout {
+			os.Remove(j.specFile)
+		}
+		if !j.launched {
+			os.Remove(j.promptFile)
+		}
+	}()
+	if err := j.writeRun(); err != nil {
+		return Result{}, err
+	}
+	if err := j.record(ctx, db); err != nil {
+		return Result{}, err
+	}
+	return j.start(ctx, db)
+}
+
+// job is one spawn as its steps fill it in.
+type job struct {
+	req Request
+	t   *agenttype.Type
+	// cli is the type's CLI resolved by prepare, "" when its argv0 holds a
+	// placeholder and is resolved once the run's variables are known.
+	cli string
+	// dbPath is the mailbox, made absolute when it is a file.
+	dbPath string
+
+	// Set by writeRun.
+	run                           string
+	promptFile, logFile, specFile string
+	env                           []string
+	spec                          launch.Spec
+	// launched: a supervisor took the run over (or foreground ran it).
+	launched bool
+}
+
+// prepare checks req's names and workdir and resolves its type, the type's
+// CLI and credentials, before anything is touched: a missing key is a hint
+// now, not a failed run minutes later.
+func prepare(finder agenttype.Finder, req Request) (*job, error) {
 	for _, n := range [][2]string{{"team", req.Team}, {"agent", req.Name}} {
 		if err := names.Check(n[0], n[1]); err != nil {
-			return Result{}, err
+			return nil, err
 		}
 	}
 	t, err := finder.Find(req.Type)
 	if err != nil {
-		return Result{}, err
+		return nil, err
 	}
 	if err := launch.Supported(string(t.Conf.Launch)); err != nil {
-		return Result{}, fmt.Errorf("type %s: %w", t.Name, err)
+		return nil, fmt.Errorf("type %s: %w", t.Name, err)
 	}
 	if req.Workdir == "" {
 		if req.Workdir, err = os.Getwd(); err != nil {
-			return Result{}, err
+			return nil, err
 		}
 	}
 	if req.Workdir, err = filepath.Abs(req.Workdir); err != nil {
-		return Result{}, err
+		return nil, err
 	}
 	if st, err := os.Stat(req.Workdir); err != nil || !st.IsDir() {
-		return Result{}, fmt.Errorf("workdir %s is not a directory", req.Workdir)
+		return nil, fmt.Errorf("workdir %s is not a directory", req.Workdir)
 	}
-	// The CLI and its credentials are checked before anything is touched:
-	// a missing key is a hint now, not a failed run minutes later.
-	cli := ""
+	j := &job{req: req, t: t, dbPath: req.DBPath}
 	if argv0 := t.Conf.Command[0]; !strings.Contains(argv0, "{") {
-		if cli, err = ResolveCLI(t.Name, argv0, t.Conf.Install, AgentEnv(req.Environ, t.Conf, nil)); err != nil {
-			return Result{}, err
+		if j.cli, err = ResolveCLI(t.Name, argv0, t.Conf.Install, AgentEnv(req.Environ, t.Conf, nil)); err != nil {
+			return nil, err
 		}
 	}
 	if !req.NoAuthCheck {
 		if err := CheckAuth(t, AgentEnv(req.Environ, t.Conf, nil)); err != nil {
-			return Result{}, err
+			return nil, err
 		}
 	}
-	dbPath := req.DBPath
-	if !mailbox.IsPostgres(dbPath) {
-		if dbPath, err = filepath.Abs(dbPath); err != nil {
-			return Result{}, err
+	if !mailbox.IsPostgres(j.dbPath) {
+		if j.dbPath, err = filepath.Abs(j.dbPath); err != nil {
+			return nil, err
 		}
 	}
+	if j.req.Heartbeat <= 0 {
+		j.req.Heartbeat = roster.DefaultHeartbeat
+	}
+	if j.req.Grace <= 0 {
+		j.req.Grace = launch.DefaultGrace
+	}
+	return j, nil
+}
 
+// lockAgent takes the agent's spawn lock (one spawn per agent at a time,
+// across hosts) and returns its release.
+func lockAgent(db *mailbox.DB, req Request) (unlock func(), err error) {
 	lock, err := db.Lock(req.Team, req.Name+".spawn")
 	if err != nil {
-		return Result{}, err
+		return nil, err
 	}
 	locked, err := lock.TryLock()
 	if err != nil {
-		return Result{}, fmt.Errorf("lock agent %s/%s: %w", req.Team, req.Name, err)
+		return nil, fmt.Errorf("lock agent %s/%s: %w", req.Team, req.Name, err)
 	}
 	if !locked {
-		return Result{}, fmt.Errorf("%w: %s/%s", ErrBusy, req.Team, req.Name)
+		return nil, fmt.Errorf("%w: %s/%s", ErrBusy, req.Team, req.Name)
 	}
-	defer lock.Unlock()
+	return func() { lock.Unlock() }, nil
+}
 
-	if err := stopLive(ctx, db, req); err != nil {
-		return Result{}, err
+// writeRun names the run and writes its files into the agent's private
+// run directory: the rendered briefing and the supervisor's spec (argv,
+// environment, workdir).
+func (j *job) writeRun() error {
+	req, t := j.req, j.t
+	j.run = req.Run
+	if j.run == "" {
+		j.run = NewRun(time.Now())
 	}
-
-	run := req.Run
-	if run == "" {
-		run = NewRun(time.Now())
-	}
-	runDir := AgentRunDir(RunsDir(req.StateDir, dbPath), req.Team, req.Name)
+	runDir := AgentRunDir(RunsDir(req.StateDir, j.dbPath), req.Team, req.Name)
 	if err := os.MkdirAll(runDir, 0o700); err != nil {
-		return Result{}, fmt.Errorf("create run directory: %w", err)
+		return fmt.Errorf("create run directory: %w", err)
 	}
 	// Briefings, logs and specs are the agent's secrets: its directory is
 	// private even if it was made by hand, or by an older teamkit.
 	if err := launch.Private(runDir); err != nil {
-		return Result{}, fmt.Errorf("make run directory private: %w", err)
+		return fmt.Errorf("make run directory private: %w", err)
 	}
 	// A spec is the spawner's whole environment, secrets included: one
 	// left by an earlier spawn of this agent that was killed before its
@@ -205,115 +277,99 @@ func Spawn(ctx context.Context, db *mailbox.DB, finder agenttype.Finder, req Req
 			os.Remove(f)
 		}
 	}
-	base := filepath.Join(runDir, run)
-	promptFile, logFile, specFile := base+".briefing.md", base+".log", base+".spec.json"
-
-	// The spec holds the spawner's whole environment, secrets included. The
-	// supervisor deletes it once read; on every path where no supervisor
-	// will (the launch failed, the run is over), it goes here, and so does
-	// the briefing of a run that never started (it holds the task, and no
-	// record points at it).
-	launched := false
-	defer func() {
-		if !launched || res.Status == StatusExited || res.Status == StatusTimeout {
-			os.Remove(specFile)
-		}
-		if !launched {
-			os.Remove(promptFile)
-		}
-	}()
+	base := filepath.Join(runDir, j.run)
+	j.promptFile, j.logFile, j.specFile = base+".briefing.md", base+".log", base+".spec.json"
 
 	cmds := Commands(req.Environ, req.Self)
 	text, err := briefing.Render(t.Source+"/"+t.Name+"/template.md", t.Template, briefing.Data{
-		Team: req.Team, Name: req.Name, Type: t.Name, Run: run, Issue: req.Issue, Task: req.Task,
-		DB: dbPath, Monitor: t.Conf.Monitor, Commands: cmds,
+		Team: req.Team, Name: req.Name, Type: t.Name, Run: j.run, Issue: req.Issue, Task: req.Task,
+		DB: j.dbPath, Monitor: t.Conf.Monitor, Commands: cmds,
 	})
 	if err != nil {
-		return Result{}, err
+		return err
 	}
-	if err := os.WriteFile(promptFile, []byte(text), 0o600); err != nil {
-		return Result{}, fmt.Errorf("write briefing: %w", err)
+	if err := os.WriteFile(j.promptFile, []byte(text), 0o600); err != nil {
+		return fmt.Errorf("write briefing: %w", err)
 	}
 	typeDir, err := t.Materialize(filepath.Join(req.StateDir, "types"))
 	if err != nil {
-		return Result{}, err
+		return err
 	}
-	vars := agenttype.Vars{Name: req.Name, Team: req.Team, Workdir: req.Workdir, TypeDir: typeDir, PromptFile: promptFile,
+	vars := agenttype.Vars{Name: req.Name, Team: req.Team, Workdir: req.Workdir, TypeDir: typeDir, PromptFile: j.promptFile,
 		Ready: cmds.Ready, Inbox: cmds.Inbox, Ask: cmds.Ask}
 	if t.Conf.Boot == agenttype.BootArgv {
 		vars.Prompt = text
 	}
 	argv, err := t.Conf.Argv(vars)
 	if err != nil {
-		return Result{}, fmt.Errorf("type %s: %w", t.Name, err)
+		return fmt.Errorf("type %s: %w", t.Name, err)
 	}
-	env := AgentEnv(req.Environ, t.Conf, map[string]string{
-		"TEAMKIT_DB": dbPath, "TEAMKIT_TEAM": req.Team, "TEAMKIT_AGENT": req.Name,
-		"TEAMKIT_RUN": run, "TEAMKIT_ISSUE": req.Issue,
+	j.env = AgentEnv(req.Environ, t.Conf, map[string]string{
+		"TEAMKIT_DB": j.dbPath, "TEAMKIT_TEAM": req.Team, "TEAMKIT_AGENT": req.Name,
+		"TEAMKIT_RUN": j.run, "TEAMKIT_ISSUE": req.Issue,
 	})
-	if cli != "" {
-		argv[0] = cli
-	} else if argv[0], err = ResolveCLI(t.Name, argv[0], t.Conf.Install, env); err != nil {
-		return Result{}, err
+	if j.cli != "" {
+		argv[0] = j.cli
+	} else if argv[0], err = ResolveCLI(t.Name, argv[0], t.Conf.Install, j.env); err != nil {
+		return err
 	}
 	if err := batchSafe(argv[0], argv); err != nil {
-		return Result{}, fmt.Errorf("type %s: %w", t.Name, err)
+		return fmt.Errorf("type %s: %w", t.Name, err)
 	}
-	if req.Heartbeat <= 0 {
-		req.Heartbeat = roster.DefaultHeartbeat
-	}
-	if req.Grace <= 0 {
-		req.Grace = launch.DefaultGrace
-	}
-	spec := launch.Spec{Argv: argv, Env: env, Dir: req.Workdir, Log: logFile, DB: dbPath, Team: req.Team, Name: req.Name, Run: run,
+	j.spec = launch.Spec{Argv: argv, Env: j.env, Dir: req.Workdir, Log: j.logFile, DB: j.dbPath, Team: req.Team, Name: req.Name, Run: j.run,
 		Host: req.Host, Heartbeat: req.Heartbeat, Grace: req.Grace, Tmux: t.Conf.Launch == agenttype.LaunchTmux, Ask: req.Ask}
 	if t.Conf.Boot == agenttype.BootStdin {
-		spec.Stdin = promptFile
+		j.spec.Stdin = j.promptFile
 	}
-	if err := launch.WriteSpec(specFile, spec); err != nil {
-		return Result{}, err
-	}
+	return launch.WriteSpec(j.specFile, j.spec)
+}
 
+// record clears the agent's ready mark and records the launch (type, task,
+// issue, run), so resume can start the agent again.
+func (j *job) record(ctx context.Context, db *mailbox.DB) error {
+	req := j.req
 	if err := db.ClearReady(ctx, req.Team, req.Name); err != nil {
-		return Result{}, err
+		return err
 	}
-	agent := mailbox.Agent{Team: req.Team, Name: req.Name, Type: t.Name, Run: run, State: mailbox.StateStarting,
-		Log: logFile, Issue: req.Issue, Task: req.Task, Workdir: req.Workdir, Host: req.Host, ResumeOf: req.ResumeOf}
-	if err := db.RecordLaunch(ctx, agent); err != nil {
-		return Result{}, err
-	}
-	res = Result{Briefing: promptFile}
-	start := time.Now()
+	return db.RecordLaunch(ctx, mailbox.Agent{Team: req.Team, Name: req.Name, Type: j.t.Name, Run: j.run, State: mailbox.StateStarting,
+		Log: j.logFile, Issue: req.Issue, Task: req.Task, Workdir: req.Workdir, Host: req.Host, ResumeOf: req.ResumeOf})
+}
 
+// start launches the recorded run in the type's mode and watches it: to its
+// end in the foreground, else to its handshake (or NoHandshakeGrace).
+func (j *job) start(ctx context.Context, db *mailbox.DB) (Result, error) {
+	req, t := j.req, j.t
+	res := Result{Briefing: j.promptFile}
+	begun := time.Now()
+	var pid int
+	var err error
 	switch t.Conf.Launch {
 	case agenttype.LaunchForeground:
-		launched = true
-		res, err = foreground(ctx, db, t, spec, req, res, start)
-		return res, err
+		j.launched = true
+		return foreground(ctx, db, t, j.spec, req, res, begun)
 	case agenttype.LaunchTmux:
 		// tmux gets the spawner's environment without the agent's identity:
 		// a tmux server it starts keeps that environment for every later
 		// window. The agent's own environment travels in the spec.
-		agent.PID, err = launch.Tmux(ctx, req.Self, specFile, req.Team, req.Name, AgentEnv(req.Environ, agenttype.Conf{}, nil))
+		pid, err = launch.Tmux(ctx, req.Self, j.specFile, req.Team, req.Name, AgentEnv(req.Environ, agenttype.Conf{}, nil))
 	default:
-		agent.PID, err = launch.Background(req.Self, specFile, logFile, env)
+		pid, err = launch.Background(req.Self, j.specFile, j.logFile, j.env)
 	}
 	if err != nil {
-		db.SetAgentState(context.Background(), req.Team, req.Name, run, mailbox.StateFailed, 0, nil)
+		db.SetAgentState(context.Background(), req.Team, req.Name, j.run, mailbox.StateFailed, 0, nil)
 		return Result{}, err
 	}
-	launched = true
+	j.launched = true
 	// The agent is up: a failure from here on is not a failed launch.
-	sup, err := proc.Of(agent.PID)
+	sup, err := proc.Of(pid)
 	if err != nil {
 		// It is gone already (and maybe reaped): the record says how.
-		sup = proc.Identity{PID: agent.PID}
+		sup = proc.Identity{PID: pid}
 	}
-	if err := db.SetAgentPID(ctx, req.Team, req.Name, run, mailbox.Process{PID: sup.PID, Start: sup.Start, Boot: sup.Boot, Host: req.Host}); err != nil {
+	if err := db.SetAgentPID(ctx, req.Team, req.Name, j.run, mailbox.Process{PID: sup.PID, Start: sup.Start, Boot: sup.Boot, Host: req.Host}); err != nil {
 		return Result{}, err
 	}
-	res, err = watch(ctx, db, t, req, run, sup, res, start)
-	return res, err
+	return watch(ctx, db, t, req, j.run, sup, res, begun)
 }
 
 // watch follows the launched run: for a handshake type until its mark, its
