@@ -80,6 +80,13 @@ type Request struct {
 	Timeout time.Duration
 	// Replace stops a live agent of the same name first.
 	Replace bool
+	// MaxRunning > 0 caps the agents running on Host: a spawn beyond it
+	// waits in the host's queue, in state queued, and starts when a slot
+	// frees, oldest first. It waits as Timeout allows (without one, until
+	// its turn), or not at all with NoWait: then it returns StatusQueued
+	// and the queue starts it later (Admit).
+	MaxRunning int
+	NoWait     bool
 	// NoAuthCheck skips CheckAuth, for credentials spawn cannot see.
 	NoAuthCheck bool
 	// DBPath is exported to the agent as TEAMKIT_DB (made absolute).
@@ -99,7 +106,8 @@ type Request struct {
 	Heartbeat, Grace time.Duration
 	// Waiting, if set, is called when the handshake wait begins; the func it
 	// returns when the wait ends (the command draws elapsed time meanwhile).
-	Waiting func() (done func())
+	// Queued is the same for a wait in the host's queue.
+	Waiting, Queued func() (done func())
 	// Stdin, Stdout and Stderr serve the foreground launch mode.
 	Stdin          io.Reader
 	Stdout, Stderr io.Writer
@@ -132,6 +140,7 @@ func Spawn(ctx context.Context, db *mailbox.DB, finder agenttype.Finder, req Req
 	if err != nil {
 		return Result{}, err
 	}
+	j.begun = time.Now()
 	unlock, err := lockAgent(db, j.req)
 	if err != nil {
 		return Result{}, err
@@ -156,10 +165,41 @@ func Spawn(ctx context.Context, db *mailbox.DB, finder agenttype.Finder, req Req
 	if err := j.writeRun(); err != nil {
 		return Result{}, err
 	}
+	if j.req.MaxRunning > 0 {
+		return j.queued(ctx, db)
+	}
 	if err := j.record(ctx, db); err != nil {
 		return Result{}, err
 	}
 	return j.start(ctx, db)
+}
+
+// queued is the rest of a spawn under a cap: it waits in its host's queue
+// (job.queue), then goes on as an uncapped spawn would once admitted.
+func (j *job) queued(ctx context.Context, db *mailbox.DB) (Result, error) {
+	a, waits, err := j.queue(ctx, db)
+	if err != nil {
+		return Result{}, err
+	}
+	res := Result{Briefing: j.promptFile, Agent: a}
+	switch {
+	case waits:
+		res.Status, res.After = StatusQueued, time.Since(j.begun)
+		return res, nil
+	case j.t.Conf.Launch == agenttype.LaunchForeground && a.State == mailbox.StateStarting:
+		return j.start(ctx, db)
+	case a.State == mailbox.StateExited && a.PID == 0:
+		// Called off in the queue (spawn stop): it never ran.
+		res.Status, res.After = StatusExited, time.Since(j.begun)
+		return res, nil
+	}
+	// Admitted, and its supervisor started by whoever admitted it: the
+	// handshake waits for what the queue left of --timeout.
+	req := j.req
+	if req.Timeout > 0 {
+		req.Timeout = max(req.Timeout-time.Since(j.begun), NoHandshakeGrace)
+	}
+	return watch(ctx, db, j.t, req, j.run, roster.Identity(a), res, time.Now())
 }
 
 // job is one spawn as its steps fill it in.
@@ -177,8 +217,12 @@ type job struct {
 	promptFile, logFile, specFile string
 	env                           []string
 	spec                          launch.Spec
-	// launched: a supervisor took the run over (or foreground ran it).
+	// launched: a supervisor took the run over (or foreground ran it),
+	// or the host's queue holds it (it starts from its files later).
 	launched bool
+	// begun is when the spawn began: a queued spawn's --timeout counts
+	// from it.
+	begun time.Time
 }
 
 // prepare checks req's names and workdir and resolves its type, the type's
@@ -321,6 +365,12 @@ func (j *job) writeRun() error {
 	if t.Conf.Boot == agenttype.BootStdin {
 		j.spec.Stdin = j.promptFile
 	}
+	if t.Conf.Launch == agenttype.LaunchForeground {
+		// Supervised in this process, from j.spec: no file holds its
+		// environment, and a queued launch without a spec is one its own
+		// spawn starts (Admit).
+		return nil
+	}
 	return launch.WriteSpec(j.specFile, j.spec)
 }
 
@@ -331,8 +381,14 @@ func (j *job) record(ctx context.Context, db *mailbox.DB) error {
 	if err := db.ClearReady(ctx, req.Team, req.Name); err != nil {
 		return err
 	}
-	return db.RecordLaunch(ctx, mailbox.Agent{Team: req.Team, Name: req.Name, Type: j.t.Name, Run: j.run, State: mailbox.StateStarting,
-		Log: j.logFile, Issue: req.Issue, Task: req.Task, Workdir: req.Workdir, Host: req.Host, ResumeOf: req.ResumeOf})
+	return db.RecordLaunch(ctx, j.agent())
+}
+
+// agent is the launch's record.
+func (j *job) agent() mailbox.Agent {
+	req := j.req
+	return mailbox.Agent{Team: req.Team, Name: req.Name, Type: j.t.Name, Run: j.run, State: mailbox.StateStarting,
+		Log: j.logFile, Issue: req.Issue, Task: req.Task, Workdir: req.Workdir, Host: req.Host, ResumeOf: req.ResumeOf}
 }
 
 // start launches the recorded run in the type's mode and watches it: to its
@@ -504,7 +560,11 @@ func waitForExitRecord(ctx context.Context, db *mailbox.DB, team, name, run stri
 // it exits: ready if this run marked meanwhile.
 func foreground(ctx context.Context, db *mailbox.DB, t *agenttype.Type, spec launch.Spec, req Request, res Result, start time.Time) (Result, error) {
 	spec.Self, spec.Environ = req.Self, req.Environ
-	if _, err := launch.Supervise(ctx, spec, db, req.Stdout, req.Stderr, req.Stdin); err != nil {
+	_, err := launch.Supervise(ctx, spec, db, req.Stdout, req.Stderr, req.Stdin)
+	// Its slot is free: the oldest queued launch may start. (A failure is
+	// not this spawn's; the queue's waiters admit again.)
+	Admit(context.WithoutCancel(ctx), db, req.Host, req.Self)
+	if err != nil {
 		return Result{}, err
 	}
 	res.After = time.Since(start)
@@ -514,7 +574,6 @@ func foreground(ctx context.Context, db *mailbox.DB, t *agenttype.Type, spec lau
 	} else if ok, err := db.ConsumeReady(ctx, spec.Team, spec.Name, spec.Run); err == nil && ok {
 		res.Status = StatusReady
 	}
-	var err error
 	res.Agent, err = db.Agent(ctx, req.Team, req.Name)
 	return res, err
 }
@@ -534,7 +593,8 @@ func stopLive(ctx context.Context, db *mailbox.DB, req Request) error {
 	if err != nil {
 		return err
 	}
-	if a.State != mailbox.StateExited && a.State != mailbox.StateFailed && roster.Judge(a, here).Live && !req.Replace {
+	live := a.State == mailbox.StateQueued || (a.State != mailbox.StateExited && a.State != mailbox.StateFailed && roster.Judge(a, here).Live)
+	if live && !req.Replace {
 		return fmt.Errorf("%w: %s/%s (run %s, %s); pass --replace to stop it and start again", ErrAlive, req.Team, req.Name, a.Run, roster.Describe(&a, nil, here))
 	}
 	// Stop also sweeps up what an unsupervised run left behind, live or not.

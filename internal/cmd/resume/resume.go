@@ -157,6 +157,10 @@ func run(c *cli.Context, env *command.Env, h Hooks) error {
 	if err != nil {
 		return err
 	}
+	maxRunning, err := command.MaxAgents(env, 0)
+	if err != nil {
+		return err
+	}
 	db, err := command.OpenMailbox(c.Context, c, env)
 	if err != nil {
 		return err
@@ -165,7 +169,8 @@ func run(c *cli.Context, env *command.Env, h Hooks) error {
 	command.NoteUnknownTeam(c.Context, env, "resume", db, team)
 	dbPath, _ := command.DBPath(c, env)
 	base := spawn.Request{
-		DBPath: dbPath, StateDir: filepath.Join(command.StateHome(env), "teamkit"), Environ: env.Environ(),
+		MaxRunning: maxRunning, // a re-spawn waits for a slot like any spawn
+		DBPath:     dbPath, StateDir: filepath.Join(command.StateHome(env), "teamkit"), Environ: env.Environ(),
 		Host: roster.HostName(env.Getenv), Heartbeat: heartbeat,
 		// A foreground type runs on resume's terminal; its output must
 		// not mix with resume's result lines.
