@@ -17,6 +17,8 @@ complete -c spawn -n '__fish_spawn_no_subcommand' -f -l timeout -r -d 'wait at m
 complete -c spawn -n '__fish_spawn_no_subcommand' -f -l workdir -r -d 'the agent\'s working `DIR` (default: the current directory)'
 complete -c spawn -n '__fish_spawn_no_subcommand' -f -l replace -d 'stop a live agent of the same name first'
 complete -c spawn -n '__fish_spawn_no_subcommand' -f -l no-auth-check -d 'launch even when none of the type\'s keys or login files is found'
+complete -c spawn -n '__fish_spawn_no_subcommand' -f -l max-running -r -d 'run at most `N` agents on this host; beyond, wait in the queue (default $TEAMKIT_MAX_AGENTS, else no cap)'
+complete -c spawn -n '__fish_spawn_no_subcommand' -f -l no-wait -d 'under a cap, return status=queued at once when no slot is free'
 complete -c spawn -n '__fish_spawn_no_subcommand' -f -l grace -r -d 'give a stopped agent `D` between SIGTERM and SIGKILL (10 = 10s)'
 complete -c spawn -n '__fish_spawn_no_subcommand' -f -l db -r -d 'mailbox: a SQLite file `PATH` or a postgres:// URL (default $TEAMKIT_DB, else $XDG_STATE_HOME/teamkit/teamkit.db)'
 complete -c spawn -n '__fish_spawn_no_subcommand' -f -l json -d 'print JSON, one object per line'
