@@ -23,8 +23,11 @@ import (
 const StatusQueued = "queued"
 
 // admitPatience is how long Admit waits for the host's slot lock that
-// another admitter holds (for the moments a launch takes).
-const admitPatience = 5 * time.Second
+// another admitter holds. It must outwait that admitter, not give up on
+// it: a supervisor whose run just ended counts the slot it freed only in
+// its own pass (the holder may have counted before the exit was recorded),
+// and with every spawn --no-wait nobody else would ever count it.
+const admitPatience = 2 * time.Minute
 
 // queueCheck is how often a spawn waiting in the queue runs Admit itself:
 // the backstop for a slot freed by a run whose supervisor died, which
@@ -57,7 +60,7 @@ func Admit(ctx context.Context, db *mailbox.DB, host, self string) error {
 			break
 		}
 		if time.Now().After(end) {
-			return nil // another admitter holds it, and admits for us
+			return fmt.Errorf("the slots of host %s stayed locked by another admitter for %s", host, admitPatience)
 		}
 		select {
 		case <-ctx.Done():

@@ -32,6 +32,7 @@ import (
 	"github.com/teamkit/teamkit/pkg/names"
 	"github.com/teamkit/teamkit/pkg/proc"
 	"github.com/teamkit/teamkit/pkg/roster"
+	"github.com/teamkit/teamkit/pkg/worktree"
 )
 
 // Statuses a spawn ends with.
@@ -80,6 +81,10 @@ type Request struct {
 	Timeout time.Duration
 	// Replace stops a live agent of the same name first.
 	Replace bool
+	// Worktree runs the agent in a git worktree of its own, made from the
+	// repository holding Workdir, on branch teamkit/<team>/<name> (also
+	// type.conf worktree=yes).
+	Worktree bool
 	// MaxRunning > 0 caps the agents running on Host: a spawn beyond it
 	// waits in the host's queue, in state queued, and starts when a slot
 	// frees, oldest first. It waits as Timeout allows (without one, until
@@ -136,7 +141,7 @@ type Result struct {
 // live earlier run (stopLive), write the run's files (briefing, spec),
 // record the launch, and start it (launch, then watch for its handshake).
 func Spawn(ctx context.Context, db *mailbox.DB, finder agenttype.Finder, req Request) (res Result, err error) {
-	j, err := prepare(finder, req)
+	j, err := prepare(ctx, finder, req)
 	if err != nil {
 		return Result{}, err
 	}
@@ -147,6 +152,9 @@ func Spawn(ctx context.Context, db *mailbox.DB, finder agenttype.Finder, req Req
 	}
 	defer unlock()
 	if err := stopLive(ctx, db, j.req); err != nil {
+		return Result{}, err
+	}
+	if err := j.checkout(ctx); err != nil {
 		return Result{}, err
 	}
 	// The spec holds the spawner's whole environment, secrets included. The
@@ -211,6 +219,9 @@ type job struct {
 	cli string
 	// dbPath is the mailbox, made absolute when it is a file.
 	dbPath string
+	// repo is the spawner's repository a worktree is made from, and
+	// worktree and branch that worktree ("" when the agent has none).
+	repo, worktree, branch string
 
 	// Set by writeRun.
 	run                           string
@@ -228,7 +239,7 @@ type job struct {
 // prepare checks req's names and workdir and resolves its type, the type's
 // CLI and credentials, before anything is touched: a missing key is a hint
 // now, not a failed run minutes later.
-func prepare(finder agenttype.Finder, req Request) (*job, error) {
+func prepare(ctx context.Context, finder agenttype.Finder, req Request) (*job, error) {
 	for _, n := range [][2]string{{"team", req.Team}, {"agent", req.Name}} {
 		if err := names.Check(n[0], n[1]); err != nil {
 			return nil, err
@@ -267,6 +278,9 @@ func prepare(finder agenttype.Finder, req Request) (*job, error) {
 		if j.dbPath, err = filepath.Abs(j.dbPath); err != nil {
 			return nil, err
 		}
+	}
+	if err := j.planWorktree(ctx); err != nil {
+		return nil, err
 	}
 	if j.req.Heartbeat <= 0 {
 		j.req.Heartbeat = roster.DefaultHeartbeat
@@ -388,7 +402,46 @@ func (j *job) record(ctx context.Context, db *mailbox.DB) error {
 func (j *job) agent() mailbox.Agent {
 	req := j.req
 	return mailbox.Agent{Team: req.Team, Name: req.Name, Type: j.t.Name, Run: j.run, State: mailbox.StateStarting,
-		Log: j.logFile, Issue: req.Issue, Task: req.Task, Workdir: req.Workdir, Host: req.Host, ResumeOf: req.ResumeOf}
+		Log: j.logFile, Issue: req.Issue, Task: req.Task, Workdir: req.Workdir, Host: req.Host, ResumeOf: req.ResumeOf,
+		Worktree: j.worktree, Branch: j.branch}
+}
+
+// planWorktree decides whether the agent gets a worktree of its own
+// (Request.Worktree, type.conf worktree=yes, or a workdir that is already
+// its worktree: a re-spawn by resume) and checks that one can be made:
+// the workdir is in a git repository, and the branch name is one git takes.
+func (j *job) planWorktree(ctx context.Context) error {
+	req := j.req
+	path := filepath.Join(AgentRunDir(RunsDir(req.StateDir, j.dbPath), req.Team, req.Name), "worktree")
+	reuse := filepath.Clean(req.Workdir) == path
+	if !req.Worktree && !j.t.Conf.Worktree && !reuse {
+		return nil
+	}
+	j.worktree, j.branch = path, worktree.Branch(req.Team, req.Name)
+	if reuse {
+		return nil
+	}
+	repo, err := worktree.Repo(ctx, req.Workdir)
+	if err != nil {
+		return fmt.Errorf("--worktree: %w", err)
+	}
+	j.repo = repo
+	return worktree.CheckBranch(ctx, repo, j.branch)
+}
+
+// checkout makes (or reuses) the agent's worktree, which becomes its
+// workdir.
+func (j *job) checkout(ctx context.Context) error {
+	if j.worktree == "" {
+		return nil
+	}
+	if j.repo != "" {
+		if err := worktree.Ensure(ctx, j.repo, j.worktree, j.branch); err != nil {
+			return fmt.Errorf("create worktree for %s/%s: %w", j.req.Team, j.req.Name, err)
+		}
+	}
+	j.req.Workdir = j.worktree
+	return nil
 }
 
 // start launches the recorded run in the type's mode and watches it: to its

@@ -71,10 +71,10 @@ func build(env *command.Env, h Hooks) *cli.App {
 		Name:      "spawn",
 		Usage:     "start an agent of a type, briefed whole, and wait until it is really ready",
 		ArgsUsage: "<type> <name>",
-		UsageText: "spawn <type> <name> [--team T] [--task TEXT | --task-file F] [--issue OWNER/REPO#N] [--timeout D] [--workdir DIR] [--replace] [--no-auth-check] [--max-running N [--no-wait]] [--grace D] [--json]\n" +
+		UsageText: "spawn <type> <name> [--team T] [--task TEXT | --task-file F] [--issue OWNER/REPO#N] [--timeout D] [--workdir DIR] [--replace] [--no-auth-check] [--max-running N [--no-wait]] [--worktree] [--grace D] [--json]\n" +
 			"spawn list <team> [--json]\n" +
 			"spawn log <team> <name> [--follow]\n" +
-			"spawn stop <team> (<name> | --all) [--grace D]",
+			"spawn stop <team> (<name> | --all) [--grace D] [--clean]",
 		Description: "Types are looked up in $TEAMKIT_TYPES (colon-separated), $XDG_CONFIG_HOME/teamkit/types, then the built-in types.\n" +
 			"--timeout takes seconds (60) or a duration (10m). A type named list, log, stop or completion cannot be spawned.\n" +
 			"A type without a handshake that exits within 2s is reported as exited; an exited or timed-out spawn prints\n" +
@@ -98,6 +98,7 @@ func build(env *command.Env, h Hooks) *cli.App {
 			&cli.BoolFlag{Name: "no-auth-check", Usage: "launch even when none of the type's keys or login files is found"},
 			&cli.IntFlag{Name: "max-running", Usage: "run at most `N` agents on this host; beyond, wait in the queue (default $TEAMKIT_MAX_AGENTS, else no cap)"},
 			&cli.BoolFlag{Name: "no-wait", Usage: "under a cap, return status=queued at once when no slot is free"},
+			&cli.BoolFlag{Name: "worktree", Usage: "run the agent in a git worktree of its own, on branch teamkit/<team>/<name>, made from the workdir's repository"},
 			graceFlag(),
 		),
 		Action: func(c *cli.Context) error { return run(c, env) },
@@ -234,7 +235,7 @@ func parseSpawn(c *cli.Context, env *command.Env) (*Options, error) {
 		Request: spawn.Request{
 			Type: args[0], Team: team, Name: args[1], Task: task, Issue: issue,
 			Workdir: c.String("workdir"), Timeout: command.Duration(c, "timeout"), Replace: c.Bool("replace"), NoAuthCheck: c.Bool("no-auth-check"),
-			MaxRunning: maxRunning, NoWait: c.Bool("no-wait"),
+			MaxRunning: maxRunning, NoWait: c.Bool("no-wait"), Worktree: c.Bool("worktree"),
 			DBPath: dbPath, StateDir: filepath.Join(command.StateHome(env), "teamkit"),
 			Environ: env.Environ(),
 			Host:    roster.HostName(env.Getenv), Heartbeat: heartbeat, Grace: grace,

@@ -16,3 +16,7 @@ CREATE TABLE queue (
 CREATE INDEX queue_by_host ON queue (host, queued_at);
 -- The agents counted against a host's cap: its runs not yet ended.
 CREATE INDEX agents_by_host ON agents (host, state);
+-- A launch in a git worktree of its own (spawn --worktree, type.conf
+-- worktree=yes) records the worktree's path and branch; '' for any other.
+ALTER TABLE agents ADD COLUMN worktree TEXT NOT NULL DEFAULT '';
+ALTER TABLE agents ADD COLUMN branch TEXT NOT NULL DEFAULT '';
