@@ -176,7 +176,9 @@ func (j *job) queue(ctx context.Context, db *mailbox.DB) (a mailbox.Agent, queue
 		case a.State == mailbox.StateQueued:
 			return false, nil
 		case a.State == mailbox.StateStarting && a.PID == 0:
-			return foreground, nil // its admitter is starting it
+			// Its admitter is starting it; one that died meanwhile left
+			// it to be judged lost (watch then reports it exited).
+			return foreground || time.Since(a.UpdatedAt) > roster.StartingGrace, nil
 		}
 		return true, nil
 	}

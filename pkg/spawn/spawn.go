@@ -9,6 +9,11 @@
 // types, watches the mailbox until this run's mark appears (consuming it),
 // the agent exits, or the wait times out.
 //
+// Under a cap on the agents running on its host (Request.MaxRunning) the
+// launch first waits its turn in the mailbox's queue (queue.go); with
+// Request.Worktree (or worktree=yes) the agent works in a git worktree of
+// its own (package worktree).
+//
 // Public: a Go program embedding teamkit may import this package.
 package spawn
 
