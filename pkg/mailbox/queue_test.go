@@ -55,16 +55,38 @@ func TestQueue(t *testing.T) {
 		if a, _ := db.Agent(ctx, "b", "w1"); a.State != mailbox.StateStarting {
 			t.Fatalf("admitted agent state = %s, want starting", a.State)
 		}
+		// Admit fills h1's free slots, oldest first, under each entry's
+		// cap: w1 holds one (it is starting), so of a/w2 (cap 5) and a/w4
+		// (cap 5) both fit; with holds saying none is held, h2's a/w3 (cap 1)
+		// fits too.
+		got, err := db.Admit(ctx, "h1", func(a mailbox.Agent) bool { return a.State != mailbox.StateQueued })
+		if err != nil || len(got) != 2 || got[0].Name != "w2" || got[1].Name != "w4" {
+			t.Fatalf("Admit(h1) = %+v, %v; want w2, w4", got, err)
+		}
+		if got, err := db.Admit(ctx, "h1", func(mailbox.Agent) bool { return true }); err != nil || len(got) != 0 {
+			t.Fatalf("Admit(h1) again = %+v, %v; want none", got, err)
+		}
+		// A cap reached admits nothing: h2 has one queued (cap 1), and one
+		// held launch recorded there.
+		if err := db.RecordLaunch(ctx, mailbox.Agent{Team: "c", Name: "busy", Type: "x", Run: "r8", Host: "h2", State: mailbox.StateRunning}); err != nil {
+			t.Fatal(err)
+		}
+		if got, err := db.Admit(ctx, "h2", func(a mailbox.Agent) bool { return a.State == mailbox.StateRunning }); err != nil || len(got) != 0 {
+			t.Fatalf("Admit(h2) at its cap = %+v, %v; want none", got, err)
+		}
+		if got := names("h2"); len(got) != 1 || got[0] != "a/w3" {
+			t.Fatalf("queue of h2 = %v, want [a/w3]", got)
+		}
 		// w2 is launched again, uncapped: its queue row no longer counts.
 		if err := db.RecordLaunch(ctx, mailbox.Agent{Team: "a", Name: "w2", Type: "x", Run: "r9", Host: "h1", State: mailbox.StateStarting}); err != nil {
 			t.Fatal(err)
 		}
-		if got := names("h1"); len(got) != 1 || got[0] != "a/w4" {
-			t.Fatalf("queue of h1 = %v, want [a/w4]", got)
+		if got := names("h1"); len(got) != 0 {
+			t.Fatalf("queue of h1 = %v, want none", got)
 		}
 		hosted, err := db.HostAgents(ctx, "h1")
 		if err != nil || len(hosted) != 3 {
-			t.Fatalf("HostAgents(h1) = %d agents, %v; want 3 (w1 starting, w2 starting, w4 queued)", len(hosted), err)
+			t.Fatalf("HostAgents(h1) = %d agents, %v; want 3 (w1, w2, w4 starting)", len(hosted), err)
 		}
 	})
 }

@@ -2,8 +2,6 @@ package spawn
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"os"
@@ -22,13 +20,6 @@ import (
 // the launch is in the mailbox's queue and starts when its turn comes.
 const StatusQueued = "queued"
 
-// admitPatience is how long Admit waits for the host's slot lock that
-// another admitter holds. It must outwait that admitter, not give up on
-// it: a supervisor whose run just ended counts the slot it freed only in
-// its own pass (the holder may have counted before the exit was recorded),
-// and with every spawn --no-wait nobody else would ever count it.
-const admitPatience = 2 * time.Minute
-
 // queueCheck is how often a spawn waiting in the queue runs Admit itself:
 // the backstop for a slot freed by a run whose supervisor died, which
 // admits no one.
@@ -37,69 +28,26 @@ const queueCheck = time.Second
 // Admit starts the launches waiting on host, oldest first, while fewer
 // agents than an entry's cap hold a slot there (roster.Holds): a spawn
 // waiting in the queue calls it, and so does every run's supervisor as its
-// agent ends. A launch's supervisor is started here, from the spec its
-// spawn wrote (self is the spawn executable); a foreground launch, which
-// has none (it runs on its spawn's terminal), only has its slot taken, and
-// its own spawn starts it. One admitter at a time per host: the slot lock.
+// agent ends. The mailbox takes them out of the queue (mailbox.DB.Admit,
+// one transaction at a time per mailbox); a launch's supervisor is then
+// started here, from the spec its spawn wrote (self is the spawn
+// executable). A foreground launch has none (it runs on its spawn's
+// terminal): it only has its slot taken, and its own spawn starts it.
 func Admit(ctx context.Context, db *mailbox.DB, host, self string) error {
 	queue, err := db.Queue(ctx, host)
 	if err != nil || len(queue) == 0 {
-		return err
-	}
-	sum := sha256.Sum256([]byte(host))
-	lock, err := db.Lock("", "slots-"+hex.EncodeToString(sum[:8]))
-	if err != nil {
-		return err
-	}
-	for end := time.Now().Add(admitPatience); ; {
-		ok, err := lock.TryLock()
-		if err != nil {
-			return fmt.Errorf("lock the slots of host %s: %w", host, err)
-		}
-		if ok {
-			break
-		}
-		if time.Now().After(end) {
-			return fmt.Errorf("the slots of host %s stayed locked by another admitter for %s", host, admitPatience)
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(20 * time.Millisecond):
-		}
-	}
-	defer lock.Unlock()
-	// Read again under the lock: the last admitter may have taken them.
-	if queue, err = db.Queue(ctx, host); err != nil || len(queue) == 0 {
 		return err
 	}
 	here, err := roster.At(ctx, db, host)
 	if err != nil {
 		return err
 	}
-	agents, err := db.HostAgents(ctx, host)
+	admitted, err := db.Admit(ctx, host, func(a mailbox.Agent) bool { return roster.Holds(a, here) })
 	if err != nil {
 		return err
 	}
-	held := 0
-	for _, a := range agents {
-		if roster.Holds(a, here) {
-			held++
-		}
-	}
 	var errs []error
-	for _, q := range queue {
-		if held >= q.MaxRunning {
-			break // oldest first: no later entry passes this one
-		}
-		ok, err := db.Dequeue(ctx, q.Team, q.Name, q.Run, mailbox.StateStarting)
-		if err != nil {
-			return err
-		}
-		if !ok {
-			continue
-		}
-		held++
+	for _, q := range admitted {
 		if err := startQueued(ctx, db, q, host, self); err != nil {
 			errs = append(errs, fmt.Errorf("start queued %s/%s: %w", q.Team, q.Name, err))
 		}
