@@ -91,10 +91,12 @@ type EnvVar struct {
 type Conf struct {
 	// Command is the agent's argv before placeholder substitution; Argv
 	// fills the placeholders in.
-	Command   []string
-	Launch    Launch
-	Boot      Boot
-	Monitor   bool
+	Command []string
+	Launch  Launch
+	Boot    Boot
+	Monitor bool
+	// Worktree: each agent runs in a git worktree of its own (worktree=yes).
+	Worktree  bool
 	Handshake Handshake
 	// ReadyTimeout is 0 when type.conf does not set ready_timeout; spawn
 	// then uses its own default.
@@ -148,7 +150,7 @@ var (
 	placeholderNames = []string{"prompt", "prompt_file", "name", "team", "workdir", "typedir", "ready", "inbox", "ask"}
 )
 
-const knownKeys = "one of command, launch, boot, monitor, handshake, ready_timeout, env.NAME, unset_env, auth_env, auth_file, auth_login, install, offline_output, offline_after"
+const knownKeys = "one of command, launch, boot, monitor, worktree, handshake, ready_timeout, env.NAME, unset_env, auth_env, auth_file, auth_login, install, offline_output, offline_after"
 
 // Parse reads a type.conf. file names it in error messages. The format is
 // key=value lines; blank lines and lines whose first non-blank character is
@@ -224,6 +226,15 @@ func Parse(file string, data []byte) (Conf, error) {
 				c.Monitor = false
 			default:
 				return fail(n, fmt.Sprintf("monitor=%q", value), "yes or no")
+			}
+		case "worktree":
+			switch value {
+			case "yes":
+				c.Worktree = true
+			case "no":
+				c.Worktree = false
+			default:
+				return fail(n, fmt.Sprintf("worktree=%q", value), "yes or no")
 			}
 		case "handshake":
 			if Handshake(value) != HandshakeActAs {

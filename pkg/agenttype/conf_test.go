@@ -16,6 +16,7 @@ func TestParseFull(t *testing.T) {
 launch=tmux
 boot=argv
 monitor = yes
+worktree=yes
 handshake=actas
 ready_timeout=45
 env.FOO=bar baz
@@ -37,6 +38,7 @@ offline_output=waiting for network
 		Launch:       LaunchTmux,
 		Boot:         BootArgv,
 		Monitor:      true,
+		Worktree:     true,
 		Handshake:    HandshakeActAs,
 		ReadyTimeout: 45 * time.Second,
 		Env:          []EnvVar{{"FOO", "bar baz"}, {"EMPTY", ""}, {"_x1", "a=b"}},
@@ -98,7 +100,7 @@ func TestParseErrors(t *testing.T) {
 		conf string
 		want string // the whole message, or a prefix when it ends in "…"
 	}{
-		{"command=a {prompt}\ncomand=x", `t.conf:2: unknown key "comand"; expected one of command, launch, boot, monitor, handshake, ready_timeout, env.NAME, unset_env, auth_env, auth_file, auth_login, install, offline_output, offline_after`},
+		{"command=a {prompt}\ncomand=x", `t.conf:2: unknown key "comand"; expected one of command, launch, boot, monitor, worktree, handshake, ready_timeout, env.NAME, unset_env, auth_env, auth_file, auth_login, install, offline_output, offline_after`},
 		{"command=a {prompt}\nauth_env=", `t.conf:2: auth_env is empty; expected space-separated environment variable names, any one of which holds a key`},
 		{"command=a {prompt}\nauth_env=A-B", `t.conf:2: auth_env: "A-B" is not a valid environment variable name; expected space-separated environment variable names`},
 		{"command=a {prompt}\noffline_output=(", `t.conf:2: offline_output="("; expected a regular expression…`},
@@ -112,6 +114,7 @@ func TestParseErrors(t *testing.T) {
 		{"command=a {prompt}\nlaunch=", `t.conf:2: launch=""; expected background, tmux, foreground, console or wt`},
 		{"command=a {prompt}\nboot=pipe", `t.conf:2: boot="pipe"; expected argv, file or stdin`},
 		{"command=a {prompt}\nmonitor=true", `t.conf:2: monitor="true"; expected yes or no`},
+		{"command=a {prompt}\nworktree=1", `t.conf:2: worktree="1"; expected yes or no`},
 		{"command=a {prompt}\nhandshake=none", `t.conf:2: handshake="none"; expected actas (or no handshake line at all)`},
 		{"command=a {prompt}\nready_timeout=0", `t.conf:2: ready_timeout="0"; expected a whole number of seconds from 1 to 86400`},
 		{"command=a {prompt}\nready_timeout=-5", `t.conf:2: ready_timeout="-5"…`},

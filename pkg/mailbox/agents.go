@@ -46,6 +46,10 @@ type Agent struct {
 	// when no resume did: how a pass that crashed after re-spawning the
 	// agent is recognised by the next one.
 	ResumeOf string `json:"resume_of"`
+	// Worktree and Branch are the git worktree the run works in and its
+	// branch (spawn --worktree), "" when it has none.
+	Worktree string `json:"worktree"`
+	Branch   string `json:"branch"`
 }
 
 // MarshalJSON adds heartbeat_interval_seconds beside the contract's fields.
@@ -67,7 +71,7 @@ type Process struct {
 }
 
 var agentFields = []string{"team", "name", "type", "run", "pid", "state", "exit_code", "log", "issue", "task", "workdir", "created_at", "updated_at",
-	"host", "pid_start", "boot_id", "heartbeat_at", "heartbeat_ms", "resume_of"}
+	"host", "pid_start", "boot_id", "heartbeat_at", "heartbeat_ms", "resume_of", "worktree", "branch"}
 
 func agentColsAs(alias string) string {
 	cols := make([]string, len(agentFields))
@@ -79,13 +83,13 @@ func agentColsAs(alias string) string {
 
 // nullAgent scans an agent that may be absent (a LEFT JOIN).
 type nullAgent struct {
-	team, name, typ, run, state, log, issue, task, workdir, host, boot, resumeOf sql.NullString
-	pid, exit, created, updated, start, heartbeat, heartbeatMS                   sql.NullInt64
+	team, name, typ, run, state, log, issue, task, workdir, host, boot, resumeOf, worktree, branch sql.NullString
+	pid, exit, created, updated, start, heartbeat, heartbeatMS                                     sql.NullInt64
 }
 
 func (n *nullAgent) dest() []any {
 	return []any{&n.team, &n.name, &n.typ, &n.run, &n.pid, &n.state, &n.exit, &n.log, &n.issue, &n.task, &n.workdir, &n.created, &n.updated,
-		&n.host, &n.start, &n.boot, &n.heartbeat, &n.heartbeatMS, &n.resumeOf}
+		&n.host, &n.start, &n.boot, &n.heartbeat, &n.heartbeatMS, &n.resumeOf, &n.worktree, &n.branch}
 }
 
 func (n *nullAgent) agent() *Agent {
@@ -96,7 +100,8 @@ func (n *nullAgent) agent() *Agent {
 		PID: int(n.pid.Int64), State: n.state.String, Log: n.log.String, Issue: n.issue.String,
 		Task: n.task.String, Workdir: n.workdir.String, CreatedAt: fromNanos(n.created), UpdatedAt: fromNanos(n.updated),
 		Host: n.host.String, PIDStart: uint64(n.start.Int64), BootID: n.boot.String,
-		Heartbeat: time.Duration(n.heartbeatMS.Int64) * time.Millisecond, ResumeOf: n.resumeOf.String}
+		Heartbeat: time.Duration(n.heartbeatMS.Int64) * time.Millisecond, ResumeOf: n.resumeOf.String,
+		Worktree: n.worktree.String, Branch: n.branch.String}
 	if n.heartbeat.Valid {
 		t := fromNanos(n.heartbeat)
 		a.HeartbeatAt = &t
@@ -153,16 +158,17 @@ func (d *DB) RecordLaunch(ctx context.Context, a Agent) error {
 	now := d.stamp()
 	_, err := d.db.ExecContext(ctx,
 		`INSERT INTO agents (team, name, type, task, issue, workdir, run, pid, state, exit_code, log, created_at, updated_at,
-		   host, pid_start, boot_id, heartbeat_at, heartbeat_ms, resume_of)
-		 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, ?, `+d.clockSQL()+`, `+d.clockSQL()+`, ?, ?, ?, NULL, 0, ?)
+		   host, pid_start, boot_id, heartbeat_at, heartbeat_ms, resume_of, worktree, branch)
+		 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, ?, `+d.clockSQL()+`, `+d.clockSQL()+`, ?, ?, ?, NULL, 0, ?, ?, ?)
 		 ON CONFLICT (team, name) DO UPDATE SET
 		   type = excluded.type, task = excluded.task, issue = excluded.issue, workdir = excluded.workdir,
 		   run = excluded.run, pid = excluded.pid, state = excluded.state, exit_code = NULL,
 		   log = excluded.log, updated_at = excluded.updated_at,
 		   host = excluded.host, pid_start = excluded.pid_start, boot_id = excluded.boot_id,
-		   heartbeat_at = NULL, heartbeat_ms = 0, resume_of = excluded.resume_of`,
+		   heartbeat_at = NULL, heartbeat_ms = 0, resume_of = excluded.resume_of,
+		   worktree = excluded.worktree, branch = excluded.branch`,
 		a.Team, a.Name, a.Type, a.Task, a.Issue, a.Workdir, a.Run, a.PID, a.State, a.Log, now, now,
-		a.Host, int64(a.PIDStart), a.BootID, a.ResumeOf)
+		a.Host, int64(a.PIDStart), a.BootID, a.ResumeOf, a.Worktree, a.Branch)
 	return d.fail("record agent", err)
 }
 

@@ -38,6 +38,7 @@ const (
 	Failed        = "failed-to-start" // the launch itself failed
 	Lost          = "lost"            // recorded as alive, but the process is gone and left no exit code
 	AwaitingHuman = "awaiting-human"  // it asked a question and exited; resume brings it back
+	Queued        = "queued"          // waiting for a slot under its host's cap
 )
 
 // DefaultHeartbeat is how often a supervisor renews its run's heartbeat.
@@ -120,6 +121,20 @@ func Judge(a mailbox.Agent, here Here) Liveness {
 	return Liveness{Live: Identity(a).Alive(), Local: true, Detail: fmt.Sprintf("pid=%d", a.PID)}
 }
 
+// Holds reports whether a's run takes one of its host's slots, as the cap
+// on the agents running there (spawn --max-running) counts them, judged on
+// that host: a launch being started does, for StartingGrace; a queued one
+// does not; any other that has not ended does while Judge says it is live.
+func Holds(a mailbox.Agent, here Here) bool {
+	switch {
+	case a.State == mailbox.StateQueued || a.State == mailbox.StateExited || a.State == mailbox.StateFailed:
+		return false
+	case a.State == mailbox.StateStarting && a.PID == 0:
+		return here.Now.Sub(a.UpdatedAt) <= StartingGrace
+	}
+	return Judge(a, here).Live
+}
+
 // State is what is known of an agent from here: a state word and its detail
 // ("code=3", "pid=42", "host=b2", "ask=7"). a is nil for a name never
 // spawned; ask is its open (awaiting) ask, if any.
@@ -130,6 +145,8 @@ func State(a *mailbox.Agent, ask *mailbox.Ask, here Here) (state, detail string)
 	switch a.State {
 	case mailbox.StateFailed:
 		return Failed, ""
+	case mailbox.StateQueued:
+		return Queued, ""
 	case mailbox.StateExited:
 		if ask != nil {
 			return AwaitingHuman, fmt.Sprintf("ask=%d", ask.ID)

@@ -66,3 +66,32 @@ func TestRunStarted(t *testing.T) {
 		t.Errorf("RunStarted(r1) = %v, want zero", got)
 	}
 }
+
+// TestHolds: what counts against a host's cap. A queued or ended launch
+// holds no slot; one being started does, until StartingGrace passes; any
+// other while Judge says it is live.
+func TestHolds(t *testing.T) {
+	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	here := roster.Here{Host: "h", Now: now}
+	me, err := proc.Self()
+	if err != nil {
+		t.Fatal(err)
+	}
+	fresh := now.Add(-time.Second)
+	cases := []struct {
+		name string
+		a    mailbox.Agent
+		want bool
+	}{
+		{"queued", mailbox.Agent{Host: "h", State: mailbox.StateQueued, UpdatedAt: fresh}, false},
+		{"starting", mailbox.Agent{Host: "h", State: mailbox.StateStarting, UpdatedAt: fresh}, true},
+		{"starting, long ago", mailbox.Agent{Host: "h", State: mailbox.StateStarting, UpdatedAt: now.Add(-2 * roster.StartingGrace)}, false},
+		{"exited", mailbox.Agent{Host: "h", State: mailbox.StateExited, PID: os.Getpid()}, false},
+		{"running, this process", mailbox.Agent{Host: "h", State: mailbox.StateRunning, PID: me.PID, PIDStart: me.Start, BootID: me.Boot}, true},
+	}
+	for _, c := range cases {
+		if got := roster.Holds(c.a, here); got != c.want {
+			t.Errorf("%s: Holds = %v, want %v", c.name, got, c.want)
+		}
+	}
+}

@@ -9,6 +9,11 @@
 // types, watches the mailbox until this run's mark appears (consuming it),
 // the agent exits, or the wait times out.
 //
+// Under a cap on the agents running on its host (Request.MaxRunning) the
+// launch first waits its turn in the mailbox's queue (queue.go); with
+// Request.Worktree (or worktree=yes) the agent works in a git worktree of
+// its own (package worktree).
+//
 // Public: a Go program embedding teamkit may import this package.
 package spawn
 
@@ -32,6 +37,7 @@ import (
 	"github.com/teamkit/teamkit/pkg/names"
 	"github.com/teamkit/teamkit/pkg/proc"
 	"github.com/teamkit/teamkit/pkg/roster"
+	"github.com/teamkit/teamkit/pkg/worktree"
 )
 
 // Statuses a spawn ends with.
@@ -80,6 +86,17 @@ type Request struct {
 	Timeout time.Duration
 	// Replace stops a live agent of the same name first.
 	Replace bool
+	// Worktree runs the agent in a git worktree of its own, made from the
+	// repository holding Workdir, on branch teamkit/<team>/<name> (also
+	// type.conf worktree=yes).
+	Worktree bool
+	// MaxRunning > 0 caps the agents running on Host: a spawn beyond it
+	// waits in the host's queue, in state queued, and starts when a slot
+	// frees, oldest first. It waits as Timeout allows (without one, until
+	// its turn), or not at all with NoWait: then it returns StatusQueued
+	// and the queue starts it later (Admit).
+	MaxRunning int
+	NoWait     bool
 	// NoAuthCheck skips CheckAuth, for credentials spawn cannot see.
 	NoAuthCheck bool
 	// DBPath is exported to the agent as TEAMKIT_DB (made absolute).
@@ -99,7 +116,8 @@ type Request struct {
 	Heartbeat, Grace time.Duration
 	// Waiting, if set, is called when the handshake wait begins; the func it
 	// returns when the wait ends (the command draws elapsed time meanwhile).
-	Waiting func() (done func())
+	// Queued is the same for a wait in the host's queue.
+	Waiting, Queued func() (done func())
 	// Stdin, Stdout and Stderr serve the foreground launch mode.
 	Stdin          io.Reader
 	Stdout, Stderr io.Writer
@@ -128,16 +146,20 @@ type Result struct {
 // live earlier run (stopLive), write the run's files (briefing, spec),
 // record the launch, and start it (launch, then watch for its handshake).
 func Spawn(ctx context.Context, db *mailbox.DB, finder agenttype.Finder, req Request) (res Result, err error) {
-	j, err := prepare(finder, req)
+	j, err := prepare(ctx, finder, req)
 	if err != nil {
 		return Result{}, err
 	}
+	j.begun = time.Now()
 	unlock, err := lockAgent(db, j.req)
 	if err != nil {
 		return Result{}, err
 	}
 	defer unlock()
 	if err := stopLive(ctx, db, j.req); err != nil {
+		return Result{}, err
+	}
+	if err := j.checkout(ctx); err != nil {
 		return Result{}, err
 	}
 	// The spec holds the spawner's whole environment, secrets included. The
@@ -156,10 +178,41 @@ func Spawn(ctx context.Context, db *mailbox.DB, finder agenttype.Finder, req Req
 	if err := j.writeRun(); err != nil {
 		return Result{}, err
 	}
+	if j.req.MaxRunning > 0 {
+		return j.queued(ctx, db)
+	}
 	if err := j.record(ctx, db); err != nil {
 		return Result{}, err
 	}
 	return j.start(ctx, db)
+}
+
+// queued is the rest of a spawn under a cap: it waits in its host's queue
+// (job.queue), then goes on as an uncapped spawn would once admitted.
+func (j *job) queued(ctx context.Context, db *mailbox.DB) (Result, error) {
+	a, waits, err := j.queue(ctx, db)
+	if err != nil {
+		return Result{}, err
+	}
+	res := Result{Briefing: j.promptFile, Agent: a}
+	switch {
+	case waits:
+		res.Status, res.After = StatusQueued, time.Since(j.begun)
+		return res, nil
+	case j.t.Conf.Launch == agenttype.LaunchForeground && a.State == mailbox.StateStarting:
+		return j.start(ctx, db)
+	case a.State == mailbox.StateExited && a.PID == 0:
+		// Called off in the queue (spawn stop): it never ran.
+		res.Status, res.After = StatusExited, time.Since(j.begun)
+		return res, nil
+	}
+	// Admitted, and its supervisor started by whoever admitted it: the
+	// handshake waits for what the queue left of --timeout.
+	req := j.req
+	if req.Timeout > 0 {
+		req.Timeout = max(req.Timeout-time.Since(j.begun), NoHandshakeGrace)
+	}
+	return watch(ctx, db, j.t, req, j.run, roster.Identity(a), res, time.Now())
 }
 
 // job is one spawn as its steps fill it in.
@@ -171,20 +224,27 @@ type job struct {
 	cli string
 	// dbPath is the mailbox, made absolute when it is a file.
 	dbPath string
+	// repo is the spawner's repository a worktree is made from, and
+	// worktree and branch that worktree ("" when the agent has none).
+	repo, worktree, branch string
 
 	// Set by writeRun.
 	run                           string
 	promptFile, logFile, specFile string
 	env                           []string
 	spec                          launch.Spec
-	// launched: a supervisor took the run over (or foreground ran it).
+	// launched: a supervisor took the run over (or foreground ran it),
+	// or the host's queue holds it (it starts from its files later).
 	launched bool
+	// begun is when the spawn began: a queued spawn's --timeout counts
+	// from it.
+	begun time.Time
 }
 
 // prepare checks req's names and workdir and resolves its type, the type's
 // CLI and credentials, before anything is touched: a missing key is a hint
 // now, not a failed run minutes later.
-func prepare(finder agenttype.Finder, req Request) (*job, error) {
+func prepare(ctx context.Context, finder agenttype.Finder, req Request) (*job, error) {
 	for _, n := range [][2]string{{"team", req.Team}, {"agent", req.Name}} {
 		if err := names.Check(n[0], n[1]); err != nil {
 			return nil, err
@@ -223,6 +283,9 @@ func prepare(finder agenttype.Finder, req Request) (*job, error) {
 		if j.dbPath, err = filepath.Abs(j.dbPath); err != nil {
 			return nil, err
 		}
+	}
+	if err := j.planWorktree(ctx); err != nil {
+		return nil, err
 	}
 	if j.req.Heartbeat <= 0 {
 		j.req.Heartbeat = roster.DefaultHeartbeat
@@ -325,6 +388,12 @@ func (j *job) writeRun() error {
 	if t.Conf.Launch == agenttype.LaunchWT {
 		j.spec.PIDFile = base + ".pid"
 	}
+	if t.Conf.Launch == agenttype.LaunchForeground {
+		// Supervised in this process, from j.spec: no file holds its
+		// environment, and a queued launch without a spec is one its own
+		// spawn starts (Admit).
+		return nil
+	}
 	return launch.WriteSpec(j.specFile, j.spec)
 }
 
@@ -335,8 +404,53 @@ func (j *job) record(ctx context.Context, db *mailbox.DB) error {
 	if err := db.ClearReady(ctx, req.Team, req.Name); err != nil {
 		return err
 	}
-	return db.RecordLaunch(ctx, mailbox.Agent{Team: req.Team, Name: req.Name, Type: j.t.Name, Run: j.run, State: mailbox.StateStarting,
-		Log: j.logFile, Issue: req.Issue, Task: req.Task, Workdir: req.Workdir, Host: req.Host, ResumeOf: req.ResumeOf})
+	return db.RecordLaunch(ctx, j.agent())
+}
+
+// agent is the launch's record.
+func (j *job) agent() mailbox.Agent {
+	req := j.req
+	return mailbox.Agent{Team: req.Team, Name: req.Name, Type: j.t.Name, Run: j.run, State: mailbox.StateStarting,
+		Log: j.logFile, Issue: req.Issue, Task: req.Task, Workdir: req.Workdir, Host: req.Host, ResumeOf: req.ResumeOf,
+		Worktree: j.worktree, Branch: j.branch}
+}
+
+// planWorktree decides whether the agent gets a worktree of its own
+// (Request.Worktree, type.conf worktree=yes, or a workdir that is already
+// its worktree: a re-spawn by resume) and checks that one can be made:
+// the workdir is in a git repository, and the branch name is one git takes.
+func (j *job) planWorktree(ctx context.Context) error {
+	req := j.req
+	path := filepath.Join(mailbox.AgentRunDir(mailbox.RunsDir(req.StateDir, j.dbPath), req.Team, req.Name), "worktree")
+	reuse := filepath.Clean(req.Workdir) == path
+	if !req.Worktree && !j.t.Conf.Worktree && !reuse {
+		return nil
+	}
+	j.worktree, j.branch = path, worktree.Branch(req.Team, req.Name)
+	if reuse {
+		return nil
+	}
+	repo, err := worktree.Repo(ctx, req.Workdir)
+	if err != nil {
+		return fmt.Errorf("--worktree: %w", err)
+	}
+	j.repo = repo
+	return worktree.CheckBranch(ctx, repo, j.branch)
+}
+
+// checkout makes (or reuses) the agent's worktree, which becomes its
+// workdir.
+func (j *job) checkout(ctx context.Context) error {
+	if j.worktree == "" {
+		return nil
+	}
+	if j.repo != "" {
+		if err := worktree.Ensure(ctx, j.repo, j.worktree, j.branch); err != nil {
+			return fmt.Errorf("create worktree for %s/%s: %w", j.req.Team, j.req.Name, err)
+		}
+	}
+	j.req.Workdir = j.worktree
+	return nil
 }
 
 // start launches the recorded run in the type's mode and watches it: to its
@@ -514,7 +628,11 @@ func waitForExitRecord(ctx context.Context, db *mailbox.DB, team, name, run stri
 // it exits: ready if this run marked meanwhile.
 func foreground(ctx context.Context, db *mailbox.DB, t *agenttype.Type, spec launch.Spec, req Request, res Result, start time.Time) (Result, error) {
 	spec.Self, spec.Environ = req.Self, req.Environ
-	if _, err := launch.Supervise(ctx, spec, db, req.Stdout, req.Stderr, req.Stdin); err != nil {
+	_, err := launch.Supervise(ctx, spec, db, req.Stdout, req.Stderr, req.Stdin)
+	// Its slot is free: the oldest queued launch may start. (A failure is
+	// not this spawn's; the queue's waiters admit again.)
+	Admit(context.WithoutCancel(ctx), db, req.Host, req.Self)
+	if err != nil {
 		return Result{}, err
 	}
 	res.After = time.Since(start)
@@ -524,7 +642,6 @@ func foreground(ctx context.Context, db *mailbox.DB, t *agenttype.Type, spec lau
 	} else if ok, err := db.ConsumeReady(ctx, spec.Team, spec.Name, spec.Run); err == nil && ok {
 		res.Status = StatusReady
 	}
-	var err error
 	res.Agent, err = db.Agent(ctx, req.Team, req.Name)
 	return res, err
 }
@@ -544,7 +661,8 @@ func stopLive(ctx context.Context, db *mailbox.DB, req Request) error {
 	if err != nil {
 		return err
 	}
-	if a.State != mailbox.StateExited && a.State != mailbox.StateFailed && roster.Judge(a, here).Live && !req.Replace {
+	live := a.State == mailbox.StateQueued || (a.State != mailbox.StateExited && a.State != mailbox.StateFailed && roster.Judge(a, here).Live)
+	if live && !req.Replace {
 		return fmt.Errorf("%w: %s/%s (run %s, %s); pass --replace to stop it and start again", ErrAlive, req.Team, req.Name, a.Run, roster.Describe(&a, nil, here))
 	}
 	// Stop also sweeps up what an unsupervised run left behind, live or not.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"strings"
 	"syscall"
 	"time"
@@ -107,6 +108,19 @@ func StopAll(ctx context.Context, db *mailbox.DB, agents []mailbox.Agent, o Stop
 		ended := a.State == mailbox.StateExited || a.State == mailbox.StateFailed
 		j := roster.Judge(a, here)
 		switch {
+		case a.State == mailbox.StateQueued:
+			// Nothing runs yet: it leaves the queue, and its spec (the
+			// spawner's environment) goes with it.
+			ok, err := db.Dequeue(ctx, a.Team, a.Name, a.Run, mailbox.StateExited)
+			switch {
+			case err != nil:
+				errs[i] = err
+			case !ok:
+				errs[i] = fmt.Errorf("%s/%s left the queue as it was stopped; stop it again", a.Team, a.Name)
+			default:
+				os.Remove(specOf(a.Log))
+				out[i].State = mailbox.StateExited
+			}
 		case !j.Local && j.Live && !ended:
 			errs[i] = fmt.Errorf("%w: %s/%s is %s; stop it there", ErrRemote, a.Team, a.Name, roster.Describe(&a, nil, here))
 		case !j.Local:

@@ -128,7 +128,9 @@ type Options struct {
 	// DBPath and Heartbeat are recorded with every re-spawned run.
 	DBPath    string
 	Heartbeat time.Duration
-	Hooks     Hooks
+	// MaxRunning is this host's cap (TEAMKIT_MAX_AGENTS), 0 for none.
+	MaxRunning int
+	Hooks      Hooks
 }
 
 func run(c *cli.Context, env *command.Env, h Hooks) error {
@@ -173,6 +175,9 @@ func parseResume(c *cli.Context, env *command.Env, h Hooks) (*Options, error) {
 		}
 		o.Config.SlackDeciders = spec
 	}
+	if o.MaxRunning, err = command.MaxAgents(env, 0); err != nil {
+		return nil, err
+	}
 	if o.Heartbeat, err = command.Heartbeat(env); err != nil {
 		return nil, err
 	}
@@ -184,7 +189,8 @@ func parseResume(c *cli.Context, env *command.Env, h Hooks) (*Options, error) {
 func (o *Options) run(ctx context.Context, env *command.Env, db *mailbox.DB) error {
 	command.NoteUnknownTeam(ctx, env, "resume", db, o.Team)
 	base := spawn.Request{
-		DBPath: o.DBPath, StateDir: filepath.Join(command.StateHome(env), "teamkit"), Environ: env.Environ(),
+		MaxRunning: o.MaxRunning, // a re-spawn waits for a slot like any spawn
+		DBPath:     o.DBPath, StateDir: filepath.Join(command.StateHome(env), "teamkit"), Environ: env.Environ(),
 		Host: roster.HostName(env.Getenv), Heartbeat: o.Heartbeat,
 		// A foreground type runs on resume's terminal; its output must
 		// not mix with resume's result lines.

@@ -65,6 +65,8 @@ type listed struct {
 	ExitCode      *int       `json:"exit_code"`
 	Log           string     `json:"log"`
 	Issue         string     `json:"issue"`
+	Worktree      string     `json:"worktree"`
+	Branch        string     `json:"branch"`
 	StartedAt     *time.Time `json:"started_at"`
 	Unread        int        `json:"unread"`
 	OldestUnread  *time.Time `json:"oldest_unread_at"`
@@ -159,6 +161,7 @@ func toListed(team string, e roster.Entry, now time.Time) listed {
 	l := listed{Team: team, Name: e.Name, State: e.State, Detail: e.Detail, Unread: e.Unread.Count}
 	if a := e.Agent; a != nil {
 		l.Type, l.Run, l.PID, l.RecordedState, l.ExitCode, l.Log, l.Issue = a.Type, a.Run, a.PID, a.State, a.ExitCode, a.Log, a.Issue
+		l.Worktree, l.Branch = a.Worktree, a.Branch
 	}
 	if !e.Started.IsZero() {
 		t := e.Started.UTC()

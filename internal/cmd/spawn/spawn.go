@@ -70,14 +70,16 @@ func build(env *command.Env, h Hooks) *cli.App {
 		Name:      "spawn",
 		Usage:     "start an agent of a type, briefed whole, and wait until it is really ready",
 		ArgsUsage: "<type> <name>",
-		UsageText: "spawn <type> <name> [--team T] [--task TEXT | --task-file F] [--issue OWNER/REPO#N] [--timeout D] [--workdir DIR] [--replace] [--no-auth-check] [--grace D] [--json]\n" +
+		UsageText: "spawn <type> <name> [--team T] [--task TEXT | --task-file F] [--issue OWNER/REPO#N] [--timeout D] [--workdir DIR] [--replace] [--no-auth-check] [--max-running N [--no-wait]] [--worktree] [--grace D] [--json]\n" +
 			"spawn list <team> [--json]\n" +
 			"spawn log <team> <name> [--follow]\n" +
-			"spawn stop <team> (<name> | --all) [--grace D]",
+			"spawn stop <team> (<name> | --all) [--grace D] [--clean]",
 		Description: "Types are looked up in $TEAMKIT_TYPES (colon-separated), $XDG_CONFIG_HOME/teamkit/types, then the built-in types.\n" +
 			"--timeout takes seconds (60) or a duration (10m). A type named list, log, stop or completion cannot be spawned.\n" +
 			"A type without a handshake that exits within 2s is reported as exited; an exited or timed-out spawn prints\n" +
 			"the agent's last output lines on stderr, and a timed-out agent is stopped (SIGTERM, SIGKILL after --grace).\n" +
+			"Under a cap (--max-running, $TEAMKIT_MAX_AGENTS) a spawn beyond it waits in state queued, oldest first, within --timeout;\n" +
+			"--no-wait returns status=queued (exit 0) and the queue starts the agent when a slot frees.\n" +
 			"Exit status: 0 ready (or launched, for types without a handshake), 2 not ready in time or the agent exited first,\n" +
 			"1 failure, 64 usage error.\n\n" +
 			"Examples:\n" +
@@ -93,6 +95,9 @@ func build(env *command.Env, h Hooks) *cli.App {
 			&cli.StringFlag{Name: "workdir", Usage: "the agent's working `DIR` (default: the current directory)"},
 			&cli.BoolFlag{Name: "replace", Usage: "stop a live agent of the same name first"},
 			&cli.BoolFlag{Name: "no-auth-check", Usage: "launch even when none of the type's keys or login files is found"},
+			&cli.IntFlag{Name: "max-running", Usage: "run at most `N` agents on this host; beyond, wait in the queue (default $TEAMKIT_MAX_AGENTS, else no cap)"},
+			&cli.BoolFlag{Name: "no-wait", Usage: "under a cap, return status=queued at once when no slot is free"},
+			&cli.BoolFlag{Name: "worktree", Usage: "run the agent in a git worktree of its own, on branch teamkit/<team>/<name>, made from the workdir's repository"},
 			graceFlag(),
 		),
 		Action: func(c *cli.Context) error { return run(c, env) },
@@ -217,11 +222,19 @@ func parseSpawn(c *cli.Context, env *command.Env) (*Options, error) {
 	if err != nil {
 		return nil, err
 	}
+	maxRunning, err := command.MaxAgents(env, c.Int("max-running"))
+	if err != nil {
+		return nil, err
+	}
+	if c.Bool("no-wait") && maxRunning == 0 {
+		return nil, command.Usagef("--no-wait waits for nothing without a cap: give --max-running N or set TEAMKIT_MAX_AGENTS")
+	}
 	dbPath, _ := command.DBPath(c, env)
 	o := &Options{
 		Request: spawn.Request{
 			Type: args[0], Team: team, Name: args[1], Task: task, Issue: issue,
 			Workdir: c.String("workdir"), Timeout: command.Duration(c, "timeout"), Replace: c.Bool("replace"), NoAuthCheck: c.Bool("no-auth-check"),
+			MaxRunning: maxRunning, NoWait: c.Bool("no-wait"), Worktree: c.Bool("worktree"),
 			DBPath: dbPath, StateDir: command.StateDir(env),
 			Environ: env.Environ(),
 			Host:    roster.HostName(env.Getenv), Heartbeat: heartbeat, Grace: grace,
@@ -232,7 +245,7 @@ func parseSpawn(c *cli.Context, env *command.Env) (*Options, error) {
 	}
 	// The type, the workdir, the CLI and its key are refused here, before
 	// the mailbox is opened: a spawn that cannot start creates nothing.
-	if err := spawn.Check(agenttype.NewFinder(env.Getenv), o.Request); err != nil {
+	if err := spawn.Check(c.Context, agenttype.NewFinder(env.Getenv), o.Request); err != nil {
 		return nil, explain(err, env)
 	}
 	return o, nil
@@ -254,6 +267,9 @@ func (o *Options) run(ctx context.Context, env *command.Env, db *mailbox.DB) err
 	req.Waiting = func() func() {
 		return command.Progress(env, fmt.Sprintf("spawn: waiting for %s/%s to mark ready", req.Team, req.Name))
 	}
+	req.Queued = func() func() {
+		return command.Progress(env, fmt.Sprintf("spawn: %s/%s is queued for one of this host's %d slots", req.Team, req.Name, req.MaxRunning))
+	}
 	res, err := spawn.Spawn(ctx, db, agenttype.NewFinder(env.Getenv), req)
 	if err != nil {
 		return explain(err, env)
@@ -267,7 +283,10 @@ func (o *Options) run(ctx context.Context, env *command.Env, db *mailbox.DB) err
 	if hint := timeoutHint(res); hint != "" {
 		fmt.Fprintf(env.Stderr, "spawn: hint: %s\n", hint)
 	}
-	if res.Status == spawn.StatusExited || res.Status == spawn.StatusTimeout {
+	if res.Status == spawn.StatusQueued && !req.NoWait {
+		fmt.Fprintf(env.Stderr, "spawn: hint: %s/%s stays queued and starts when one of this host's %d slots frees; `spawn stop %s %s` calls it off\n", req.Team, req.Name, req.MaxRunning, req.Team, req.Name)
+	}
+	if res.Status == spawn.StatusExited || res.Status == spawn.StatusTimeout || (res.Status == spawn.StatusQueued && !req.NoWait) {
 		return command.Condition()
 	}
 	return nil
@@ -394,6 +413,9 @@ func supervise(c *cli.Context, env *command.Env, h Hooks) error {
 	}
 	defer db.Close()
 	code, err := launch.Supervise(c.Context, spec, db, env.Stdout, env.Stderr, env.Stdin)
+	// The run's slot is free: the oldest launch queued on this host may
+	// start (a failure here is the queue's, whose waiters admit again).
+	spawn.Admit(context.WithoutCancel(c.Context), db, spec.Host, spec.Self)
 	if err != nil {
 		return err
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -13,6 +14,7 @@ import (
 	"github.com/teamkit/teamkit/pkg/mailbox"
 	"github.com/teamkit/teamkit/pkg/roster"
 	"github.com/teamkit/teamkit/pkg/spawn"
+	"github.com/teamkit/teamkit/pkg/worktree"
 )
 
 func graceFlag() cli.Flag {
@@ -38,14 +40,17 @@ func stopCommand(env *command.Env) *cli.Command {
 		Name:      "stop",
 		Usage:     "stop an agent (or every agent of a team): SIGTERM to all its processes, SIGKILL after the grace",
 		ArgsUsage: "<team> (<name> | --all)",
-		UsageText: "spawn stop <team> (<name> | --all) [--grace D] [--json]",
+		UsageText: "spawn stop <team> (<name> | --all) [--grace D] [--clean] [--json]",
 		Description: "SIGTERM goes to every process of the agent's run (its children too), SIGKILL to what still runs after\n" +
 			"the grace. Prints one line per agent: status=stopped … code=N (143 after SIGTERM, 137 after SIGKILL),\n" +
 			"or status=not-running. An agent on another host is refused: stop it there.\n" +
+			"--clean also removes the agent's worktree (spawn --worktree) and its branch, only when the branch has no commits\n" +
+			"that are neither merged into the repository's HEAD nor pushed, and no uncommitted changes; else it says which (exit 1).\n" +
 			"Exit status: 0 done (also when nothing was running), 1 failure, 64 usage error.\n\n" +
 			"Examples:\n   spawn stop myteam w1\n   spawn stop myteam --all --grace 30s     # an emergency stop of the whole team",
 		Flags: command.Common(
 			&cli.BoolFlag{Name: "all", Usage: "stop every agent recorded in the team"},
+			&cli.BoolFlag{Name: "clean", Usage: "remove the agent's worktree and branch too, if they hold no work"},
 			graceFlag(),
 		),
 		Action: func(c *cli.Context) error { return command.ParseThenRun(c, env, parseStop, (*stopOptions).run) },
@@ -59,7 +64,9 @@ type stopOptions struct {
 	Name string
 	All  bool
 	JSON bool
-	Stop spawn.StopOptions
+	// Clean removes each stopped agent's worktree, if it holds no work.
+	Clean bool
+	Stop  spawn.StopOptions
 }
 
 func parseStop(c *cli.Context, env *command.Env) (*stopOptions, error) {
@@ -78,7 +85,7 @@ func parseStop(c *cli.Context, env *command.Env) (*stopOptions, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &stopOptions{Team: team, Name: name, All: c.Bool("all"), JSON: c.Bool("json"),
+	return &stopOptions{Team: team, Name: name, All: c.Bool("all"), JSON: c.Bool("json"), Clean: c.Bool("clean"),
 		Stop: spawn.StopOptions{Host: roster.HostName(env.Getenv), Grace: grace, RunsDir: command.RunsDir(c, env)}}, nil
 }
 
@@ -104,9 +111,13 @@ func (s *stopOptions) run(ctx context.Context, env *command.Env, db *mailbox.DB)
 		err := errs[i]
 		switch {
 		case errors.Is(err, spawn.ErrNotRunning):
-			err = reportStop(s.JSON, env, a, "not-running")
+			if err = reportStop(s.JSON, env, a, "not-running"); err == nil && s.Clean {
+				err = clean(ctx, s.JSON, env, db, a)
+			}
 		case err == nil:
-			err = reportStop(s.JSON, env, a, "stopped")
+			if err = reportStop(s.JSON, env, a, "stopped"); err == nil && s.Clean {
+				err = clean(ctx, s.JSON, env, db, a)
+			}
 		case errors.Is(err, mailbox.ErrNotFound):
 			n := name
 			if n == "" {
@@ -116,6 +127,10 @@ func (s *stopOptions) run(ctx context.Context, env *command.Env, db *mailbox.DB)
 		}
 		if err != nil {
 			fmt.Fprintf(env.Stderr, "spawn: error: %v\n", err)
+			var inUse *worktree.InUseError
+			if errors.As(err, &inUse) {
+				fmt.Fprintf(env.Stderr, "spawn: hint: merge or push branch %s first, or remove the worktree by hand (git worktree remove --force %s)\n", inUse.Branch, inUse.Path)
+			}
 			failed = err
 		}
 	}
@@ -137,4 +152,31 @@ func reportStop(asJSON bool, env *command.Env, a mailbox.Agent, status string) e
 		code = fmt.Sprint(*a.ExitCode)
 	}
 	return command.KV(env.Stdout, "status", status, "agent", a.Name, "team", a.Team, "run", a.Run, "code", code)
+}
+
+// clean removes the stopped agent a's worktree and branch (spawn stop
+// --clean), refusing when they hold work (worktree.Remove), and prints
+// "removed worktree=PATH branch=B". An agent without one has nothing to do.
+func clean(ctx context.Context, asJSON bool, env *command.Env, db *mailbox.DB, a mailbox.Agent) error {
+	if a.Worktree == "" {
+		return nil
+	}
+	if _, err := os.Stat(a.Worktree); errors.Is(err, os.ErrNotExist) {
+		// Removed by hand: only the record is left to clear.
+		return db.ForgetWorktree(ctx, a.Team, a.Name, a.Run)
+	}
+	if err := worktree.Remove(ctx, a.Worktree, a.Branch); err != nil {
+		return err
+	}
+	if err := db.ForgetWorktree(ctx, a.Team, a.Name, a.Run); err != nil {
+		return err
+	}
+	if asJSON {
+		return command.JSON(env.Stdout, struct {
+			Status   string `json:"status"`
+			Worktree string `json:"worktree"`
+			Branch   string `json:"branch"`
+		}{"removed", a.Worktree, a.Branch})
+	}
+	return command.KV(env.Stdout, "status", "worktree-removed", "agent", a.Name, "worktree", a.Worktree, "branch", a.Branch)
 }

@@ -1,0 +1,172 @@
+package mailbox
+
+import (
+	"context"
+	"database/sql"
+	"time"
+)
+
+// StateQueued is a launch recorded but waiting for a slot on its host: the
+// host runs as many agents as its cap allows (spawn --max-running,
+// TEAMKIT_MAX_AGENTS). Admit moves it on to StateStarting.
+const StateQueued = "queued"
+
+// Queued is one launch waiting in its host's queue.
+type Queued struct {
+	Team, Name, Run string
+	// MaxRunning is the cap it waits under: it starts once fewer than
+	// this many agents run on its host, and every older entry has started.
+	MaxRunning int
+	QueuedAt   time.Time
+}
+
+// Enqueue records a as its agent's latest launch in state StateQueued,
+// waiting on a.Host under a cap of maxRunning. Its place in the queue is
+// the database's clock now.
+func (d *DB) Enqueue(ctx context.Context, a Agent, maxRunning int) error {
+	a.State = StateQueued
+	// The queue row first: a row whose launch is not (or no longer) queued
+	// is ignored and swept, where a queued launch without its row would
+	// wait for good.
+	_, err := d.db.ExecContext(ctx,
+		`INSERT INTO queue (team, name, run, host, max_running, queued_at) VALUES (?, ?, ?, ?, ?, `+d.clockSQL()+`)
+		 ON CONFLICT (team, name) DO UPDATE SET run = excluded.run, host = excluded.host,
+		   max_running = excluded.max_running, queued_at = excluded.queued_at`,
+		a.Team, a.Name, a.Run, a.Host, maxRunning, d.stamp())
+	if err != nil {
+		return d.fail("queue agent", err)
+	}
+	return d.RecordLaunch(ctx, a)
+}
+
+// Queue lists the launches waiting on host, oldest first.
+func (d *DB) Queue(ctx context.Context, host string) ([]Queued, error) {
+	q, err := queueOf(ctx, d.db, host)
+	return q, d.fail("list queue", err)
+}
+
+// rowsQuerier is what *sql.DB and *sql.Tx share for queries of many rows.
+type rowsQuerier interface {
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+}
+
+func queueOf(ctx context.Context, db rowsQuerier, host string) ([]Queued, error) {
+	rows, err := db.QueryContext(ctx,
+		`SELECT q.team, q.name, q.run, q.max_running, q.queued_at FROM queue q
+		 JOIN agents a ON a.team = q.team AND a.name = q.name AND a.run = q.run AND a.state = ?
+		 WHERE q.host = ? ORDER BY q.queued_at, q.team, q.name`, StateQueued, host)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []Queued
+	for rows.Next() {
+		var q Queued
+		var at sql.NullInt64
+		if err := rows.Scan(&q.Team, &q.Name, &q.Run, &q.MaxRunning, &at); err != nil {
+			return nil, err
+		}
+		q.QueuedAt = fromNanos(at)
+		out = append(out, q)
+	}
+	return out, rows.Err()
+}
+
+// Admit takes launches out of host's queue into StateStarting, oldest
+// first, while fewer of host's launches than the entry's cap hold a slot
+// (holds judges each one not ended: roster.Holds), and returns them; their
+// starters start them. It counts and takes in one serialized transaction,
+// so admitters on any number of processes never fill one slot twice, and
+// they wait for each other rather than poll. An admitted launch holds its
+// slot from here (StateStarting, for roster.StartingGrace).
+func (d *DB) Admit(ctx context.Context, host string, holds func(Agent) bool) ([]Queued, error) {
+	var out []Queued
+	err := d.inTx(ctx, "admit queued agents", func(tx *sql.Tx) error {
+		out = nil
+		queue, err := queueOf(ctx, tx, host)
+		if err != nil || len(queue) == 0 {
+			return err
+		}
+		agents, err := hostAgents(ctx, tx, host)
+		if err != nil {
+			return err
+		}
+		held := 0
+		for _, a := range agents {
+			if holds(a) {
+				held++
+			}
+		}
+		for _, q := range queue {
+			if held >= q.MaxRunning {
+				break // oldest first: no later entry passes this one
+			}
+			res, err := tx.ExecContext(ctx,
+				`UPDATE agents SET state = ?, updated_at = `+d.clockSQL()+` WHERE team = ? AND name = ? AND run = ? AND state = ?`,
+				StateStarting, d.stamp(), q.Team, q.Name, q.Run, StateQueued)
+			if err != nil {
+				return err
+			}
+			if n, err := res.RowsAffected(); err != nil {
+				return err
+			} else if n != 1 {
+				continue
+			}
+			if _, err := tx.ExecContext(ctx, `DELETE FROM queue WHERE team = ? AND name = ? AND run = ?`, q.Team, q.Name, q.Run); err != nil {
+				return err
+			}
+			held++
+			out = append(out, q)
+		}
+		return nil
+	})
+	return out, err
+}
+
+// Dequeue takes run of team/name out of the queue: into StateStarting
+// (admitted, its slot taken) or StateExited (cancelled). It reports false
+// when the run was no longer queued: admitted or cancelled by another.
+func (d *DB) Dequeue(ctx context.Context, team, name, run, state string) (bool, error) {
+	var ok bool
+	err := d.inTx(ctx, "dequeue agent", func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx,
+			`UPDATE agents SET state = ?, updated_at = `+d.clockSQL()+` WHERE team = ? AND name = ? AND run = ? AND state = ?`,
+			state, d.stamp(), team, name, run, StateQueued)
+		if err != nil {
+			return err
+		}
+		n, err := res.RowsAffected()
+		if err != nil {
+			return err
+		}
+		ok = n == 1
+		_, err = tx.ExecContext(ctx, `DELETE FROM queue WHERE team = ? AND name = ? AND run = ?`, team, name, run)
+		return err
+	})
+	return ok, err
+}
+
+// HostAgents lists the launches recorded on host that have not ended
+// (queued ones included), in every team: what counts against its cap.
+func (d *DB) HostAgents(ctx context.Context, host string) ([]Agent, error) {
+	a, err := hostAgents(ctx, d.db, host)
+	return a, d.fail("list host agents", err)
+}
+
+func hostAgents(ctx context.Context, db rowsQuerier, host string) ([]Agent, error) {
+	rows, err := db.QueryContext(ctx, `SELECT `+agentColsAs("a")+` FROM agents a WHERE host = ? AND state NOT IN (?, ?)`,
+		host, StateExited, StateFailed)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []Agent
+	for rows.Next() {
+		var n nullAgent
+		if err := rows.Scan(n.dest()...); err != nil {
+			return nil, err
+		}
+		out = append(out, *n.agent())
+	}
+	return out, rows.Err()
+}
