@@ -119,6 +119,9 @@ type Result struct {
 	// Offline is set on a timeout spawn called early: the agent's CLI
 	// only said it could not reach its model, for the type's offline_after.
 	Offline bool
+	// Record is the run's record when it ended before it was ready: how it
+	// ended (a failed-auth, a usage limit) and why, in its CLI's words.
+	Record *mailbox.RunRecord
 }
 
 // Spawn starts the agent of req with finder's types and db's mailbox.
@@ -266,7 +269,8 @@ func Spawn(ctx context.Context, db *mailbox.DB, finder agenttype.Finder, req Req
 		req.Grace = launch.DefaultGrace
 	}
 	spec := launch.Spec{Argv: argv, Env: env, Dir: req.Workdir, Log: logFile, DB: dbPath, Team: req.Team, Name: req.Name, Run: run,
-		Host: req.Host, Heartbeat: req.Heartbeat, Grace: req.Grace, Tmux: t.Conf.Launch == agenttype.LaunchTmux, Ask: req.Ask}
+		Host: req.Host, Heartbeat: req.Heartbeat, Grace: req.Grace, Tmux: t.Conf.Launch == agenttype.LaunchTmux, Ask: req.Ask,
+		Type: t.Name, Output: t.Conf.Output}
 	if t.Conf.Boot == agenttype.BootStdin {
 		spec.Stdin = promptFile
 	}
@@ -429,6 +433,9 @@ func watch(ctx context.Context, db *mailbox.DB, t *agenttype.Type, req Request, 
 	if res.Status == StatusExited {
 		// The supervisor may still be writing the code; give it a moment.
 		waitForExitRecord(ctx, db, req.Team, req.Name, run)
+		if rec, err := db.Run(ctx, req.Team, run); err == nil {
+			res.Record = &rec
+		}
 	}
 	res.Agent, err = db.Agent(ctx, req.Team, req.Name)
 	if res.Status == StatusExited || res.Status == StatusTimeout {
