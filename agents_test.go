@@ -137,12 +137,59 @@ func setupAgents(e *testscript.Env, cliDir string) error {
 //	model requests
 //	    One line per request: seq, protocol, path, shell tool, tool results,
 //	    and the turn answered.
+//	model usage INPUT OUTPUT CACHE_READ CACHE_WRITE
+//	    Every answer from now on reports this usage.
+//	model fault 401 | 429 SECONDS [usage] | none
+//	    Every model request from now on fails: bad credentials, or a rate
+//	    (or usage) limit that resets in SECONDS; none ends that.
+//	model tokens TEAM [turns]
+//	    The tokens recorded for the team's runs (mailbox.DB.Runs) add up to
+//	    the sum the model reported: over every request, or with turns over
+//	    the agent's own turns only (opencode counts no title request).
 func modelCmd(ts *testscript.TestScript, neg bool, args []string) {
+	const usage = "usage: model briefing TEAM NAME [TASKFILE] | model requests | model hold | model usage I O CR CW | model fault 401|429 SECONDS [usage]|none | model tokens TEAM [turns]"
 	if neg || len(args) == 0 {
-		ts.Fatalf("usage: model briefing TEAM NAME [TASKFILE] | model requests | model hold")
+		ts.Fatalf(usage)
 	}
 	srv := ts.Value(modelKey{}).(*modeltest.Server)
 	switch {
+	case args[0] == "usage" && len(args) == 5:
+		var n [4]int
+		for i := range n {
+			v, err := strconv.Atoi(args[i+1])
+			ts.Check(err)
+			n[i] = v
+		}
+		srv.SetUsage(modeltest.Usage{Input: n[0], Output: n[1], CacheRead: n[2], CacheWrite: n[3]})
+	case args[0] == "fault" && len(args) == 2 && args[1] == "none":
+		srv.SetFault(nil)
+	case args[0] == "fault" && len(args) == 2 && args[1] == "401":
+		srv.SetFault(&modeltest.Fault{Status: 401})
+	case args[0] == "fault" && (len(args) == 3 || len(args) == 4 && args[3] == "usage") && args[1] == "429":
+		secs, err := strconv.Atoi(args[2])
+		ts.Check(err)
+		srv.SetFault(&modeltest.Fault{Status: 429, ResetIn: time.Duration(secs) * time.Second, Usage: len(args) == 4})
+	case args[0] == "tokens" && (len(args) == 2 || len(args) == 3 && args[2] == "turns"):
+		var want modeltest.Usage
+		for _, r := range srv.Requests() {
+			if len(args) == 2 || r.Conversation.Shell != "" {
+				want = want.Add(r.Usage)
+			}
+		}
+		ctx := context.Background()
+		db, err := mailbox.Open(ctx, ts.Getenv("TEAMKIT_DB"), mailbox.Options{})
+		ts.Check(err)
+		defer db.Close()
+		runs, err := db.Runs(ctx, args[1], "", time.Time{})
+		ts.Check(err)
+		var got mailbox.Tokens
+		for _, r := range runs {
+			got = got.Add(r.Tokens)
+		}
+		fmt.Fprintf(ts.Stdout(), "recorded %+v over %d run(s); reported %+v\n", got, len(runs), want)
+		if got != (mailbox.Tokens{Input: int64(want.Input), Output: int64(want.Output), CacheRead: int64(want.CacheRead), CacheWrite: int64(want.CacheWrite)}) || got.Total() == 0 {
+			ts.Fatalf("model: the runs' recorded tokens %+v differ from what the model reported, %+v", got, want)
+		}
 	case args[0] == "hold" && len(args) == 1:
 		srv.SetScript(modeltest.Hold)
 	case args[0] == "requests" && len(args) == 1:
@@ -181,7 +228,7 @@ func modelCmd(ts *testscript.TestScript, neg bool, args []string) {
 		}
 		fmt.Fprint(ts.Stdout(), got)
 	default:
-		ts.Fatalf("usage: model briefing TEAM NAME [TASKFILE] | model requests | model hold")
+		ts.Fatalf(usage)
 	}
 }
 
@@ -190,7 +237,7 @@ func requestLine(r modeltest.Request) string {
 	if r.Turn != nil {
 		turn = fmt.Sprintf("%q", r.Turn.Command+r.Turn.Text)
 	}
-	return fmt.Sprintf("%d %s %s %s shell=%s results=%d turn=%s", r.Seq, r.Protocol, r.Method, r.Path,
+	return fmt.Sprintf("%d %s %s %s status=%d shell=%s results=%d turn=%s", r.Seq, r.Protocol, r.Method, r.Path, r.Status,
 		r.Conversation.Shell, len(r.Conversation.Results), turn)
 }
 

@@ -42,6 +42,7 @@ type claudeEvent struct {
 	// assistant, user
 	Message struct {
 		ID      string          `json:"id"`
+		Model   string          `json:"model"`
 		Content json.RawMessage `json:"content"`
 		Usage   *claudeUsage    `json:"usage"`
 	} `json:"message"`
@@ -97,7 +98,11 @@ func (r *Reader) claude(line []byte) ([]string, error) {
 			}
 			r.Tokens = sum
 		}
-		r.succeeded()
+		// claude reports an API error it gave up on as a message of its
+		// own ("<synthetic>"), which is no answer of the model's.
+		if ev.Message.Model != "<synthetic>" {
+			r.succeeded()
+		}
 		return claudeBlocks(ev.Message.Content), nil
 	case "user":
 		return claudeBlocks(ev.Message.Content), nil

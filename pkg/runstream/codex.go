@@ -3,7 +3,10 @@ package runstream
 import (
 	"encoding/json"
 	"fmt"
+	"regexp"
 )
+
+var reconnecting = regexp.MustCompile(`^Reconnecting\.\.\. \d+/\d+ \((.*)\)$`)
 
 // codex exec --json (codex-cli 0.171.0): thread.started carries the session
 // (the thread id); item.* the agent's messages and commands; error each
@@ -75,7 +78,12 @@ func (r *Reader) codex(line []byte) ([]string, error) {
 			return []string{"warning: " + oneLine(it.Message)}, nil
 		}
 	case "error":
-		r.classify(0, ev.Message)
+		// "Reconnecting... 2/5 (<why>)": the why is the reason.
+		msg := ev.Message
+		if m := reconnecting.FindStringSubmatch(msg); m != nil {
+			msg = m[1]
+		}
+		r.classify(0, msg)
 		return []string{"error: " + oneLine(ev.Message)}, nil
 	case "turn.failed":
 		if r.Failure == nil || !r.Failure.Fatal() {

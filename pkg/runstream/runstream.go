@@ -84,13 +84,21 @@ type Failure struct {
 	Detail string
 	// ResetsAt is when a limit resets, when the CLI said.
 	ResetsAt *time.Time
+	// Retries counts the rate limits the CLI reported in a row.
+	Retries int
 }
 
-// Fatal reports whether the run should be stopped at once: retrying cannot
-// help before a person acts (credentials) or the limit resets (a usage
-// limit), while a CLI rides out a rate limit or a flaky model on its own.
+// RateLimitRetries is how many rate limits in a row a CLI may retry before
+// its run is stopped: a passing limit is ridden out, but a CLI is not left
+// to retry blindly for minutes (claude backs off for up to 10 attempts).
+const RateLimitRetries = 3
+
+// Fatal reports whether the run should be stopped now: retrying cannot help
+// before a person acts (credentials) or the limit resets (a usage limit, a
+// rate limit the CLI keeps hitting), while a CLI rides out a passing rate
+// limit or a flaky model on its own.
 func (f *Failure) Fatal() bool {
-	return f != nil && (f.End == EndFailedAuth || f.End == EndUsageLimit)
+	return f != nil && (f.End == EndFailedAuth || f.End == EndUsageLimit || f.End == EndRateLimited && f.Retries >= RateLimitRetries)
 }
 
 // Reader reads one run's stream. Its fields are what it has read so far.
@@ -178,7 +186,14 @@ func (r *Reader) End(code int) (end, detail string) {
 }
 
 func (r *Reader) fail(end, detail string, resets *time.Time) {
-	r.Failure = &Failure{End: end, Detail: oneLine(detail), ResetsAt: resets}
+	retries := 0
+	if end == EndRateLimited {
+		retries = 1
+		if r.Failure != nil && r.Failure.End == EndRateLimited {
+			retries += r.Failure.Retries
+		}
+	}
+	r.Failure = &Failure{End: end, Detail: oneLine(detail), ResetsAt: resets, Retries: retries}
 }
 
 // succeeded clears a failure the CLI got past by retrying.

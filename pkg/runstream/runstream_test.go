@@ -116,9 +116,24 @@ func TestEnds(t *testing.T) {
 	if r.Failure == nil || r.Failure.End != EndRateLimited || r.Failure.ResetsAt == nil || r.Failure.Fatal() {
 		t.Fatalf("429 retry: %+v", r.Failure)
 	}
+	r.Line([]byte(`{"type":"assistant","message":{"id":"x","model":"<synthetic>","content":[{"type":"text","text":"API Error: 429"}]}}`))
+	if r.Failure == nil {
+		t.Fatal("claude's own error message cleared the rate limit")
+	}
 	r.Line([]byte(`{"type":"result","subtype":"success","is_error":false,"session_id":"s","total_cost_usd":0.5,"usage":{"input_tokens":1}}`))
 	if end, _ := r.End(0); end != EndDone {
 		t.Errorf("after a retried 429 and success: %s", end)
+	}
+	// A rate limit hit 3 times in a row is fatal.
+	r = New(Codex, nil)
+	for i := 1; i <= RateLimitRetries; i++ {
+		if r.Failure.Fatal() {
+			t.Fatalf("fatal after %d rate limits", i-1)
+		}
+		r.Line([]byte(`{"type":"error","message":"Reconnecting... 1/5 (exceeded retry limit, last status: 429 Too Many Requests)"}`))
+	}
+	if !r.Failure.Fatal() || r.Failure.End != EndRateLimited {
+		t.Errorf("after %d rate limits: %+v", RateLimitRetries, r.Failure)
 	}
 	// A subscription's limit is fatal, with its reset.
 	r = New(Claude, nil)

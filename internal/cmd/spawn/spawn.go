@@ -384,11 +384,7 @@ func report(asJSON bool, env *command.Env, res spawn.Result) error {
 		if a.ExitCode != nil {
 			code = fmt.Sprint(*a.ExitCode)
 		}
-		kv = append(kv, "code", code)
-		if e := end(res); e != "" {
-			kv = append(kv, "end", e)
-		}
-		kv = append(kv, "log", a.Log, "after", after)
+		kv = append(kv, "code", code, "log", a.Log, "after", after)
 	default:
 		kv = append(kv, "after", after)
 	}
@@ -398,6 +394,9 @@ func report(asJSON bool, env *command.Env, res spawn.Result) error {
 	}
 	if r := reason(res); r != "" {
 		kv = append(kv, "reason", r)
+	}
+	if e := end(res); e != "" {
+		kv = append(kv, "end", e)
 	}
 	return command.KV(env.Stdout, kv...)
 }
