@@ -19,6 +19,7 @@ import (
 	"github.com/rogpeppe/go-internal/testscript"
 
 	"github.com/teamkit/teamkit/internal/modeltest"
+	"github.com/teamkit/teamkit/internal/pgtest"
 	"github.com/teamkit/teamkit/pkg/launch"
 	"github.com/teamkit/teamkit/pkg/mailbox"
 	"github.com/teamkit/teamkit/pkg/proc"
@@ -55,7 +56,23 @@ const agentWait = 5 * time.Minute
 // installable) end to end with its real CLI, against a scripted model server
 // on 127.0.0.1: the scripts in testdata/agents. Without the CLIs the test
 // skips with one line saying how to install them; in CI (CI=true) it fails.
-func TestAgents(t *testing.T) {
+func TestAgents(t *testing.T) { testAgents(t, "testdata/agents", nil) }
+
+// agentsPostgres are the agent scripts run a second time on PostgreSQL:
+// those of the run records, which the backend keeps.
+var agentsPostgres = []string{"runs_claude", "runs_codex"}
+
+// TestAgentsPostgres runs agentsPostgres with TEAMKIT_DB a PostgreSQL URL.
+func TestAgentsPostgres(t *testing.T) {
+	pgtest.URL(t) // skips (or fails under CI=true) when there is no server
+	var files []string
+	for _, s := range agentsPostgres {
+		files = append(files, filepath.Join("testdata/agents", s+".txtar"))
+	}
+	testAgents(t, "", files)
+}
+
+func testAgents(t *testing.T, scripts string, files []string) {
 	dir := agentCLIDir()
 	var missing []string
 	for _, c := range agentCLIs {
@@ -70,7 +87,7 @@ func TestAgents(t *testing.T) {
 		}
 		t.Skip(msg)
 	}
-	params := scriptParams(t, "testdata/agents", nil)
+	params := scriptParams(t, scripts, files)
 	setup := params.Setup
 	params.Setup = func(e *testscript.Env) error {
 		if err := setup(e); err != nil {

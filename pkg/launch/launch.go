@@ -322,8 +322,19 @@ func Supervise(ctx context.Context, spec Spec, db *mailbox.DB, stdout, stderr io
 	} else {
 		rec.End, rec.Detail = (*runstream.Reader)(nil).End(code)
 	}
-	if stopping && !failed {
-		rec.End, rec.Detail = runstream.EndStopped, "stopped (spawn stop, a timeout, or SIGTERM)"
+	if !failed {
+		// The supervisor sees only signals: whoever stopped the run said
+		// why in its record (spawn stop, a handshake timeout).
+		if stopping {
+			rec.End, rec.Detail = runstream.EndStopped, "stopped (SIGTERM to the supervisor)"
+		}
+		retry(EndPatience, func(ctx context.Context) error {
+			prev, err := db.Run(ctx, spec.Team, spec.Run)
+			if err == nil && prev.End != "" {
+				rec.End, rec.Detail = prev.End, prev.Detail
+			}
+			return err
+		})
 	}
 	// The exit note goes through the pane in tmux mode, and waits for the
 	// pipe to deliver it: everything the agent wrote before it is then in

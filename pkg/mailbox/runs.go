@@ -79,6 +79,15 @@ func (d *DB) RecordRun(ctx context.Context, r RunRecord) error {
 	return d.fail("record run", err)
 }
 
+// SetRunEnd says how a run ends before its supervisor records the end: who
+// stops a run says why (stopped, timeout), and the supervisor, which sees
+// only a signal, keeps that end (see launch.Supervise). The first reason
+// given stands; a run that has already ended keeps its end.
+func (d *DB) SetRunEnd(ctx context.Context, team, run, end, detail string) error {
+	_, err := d.db.ExecContext(ctx, `UPDATE runs SET ending = ?, detail = ? WHERE team = ? AND run = ? AND ending = ''`, end, detail, team, run)
+	return d.fail("record run end", err)
+}
+
 // Runs lists the runs of team (of agent name, when not ""), started at or
 // after since, oldest first.
 func (d *DB) Runs(ctx context.Context, team, name string, since time.Time) ([]RunRecord, error) {

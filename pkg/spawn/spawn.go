@@ -32,6 +32,7 @@ import (
 	"github.com/teamkit/teamkit/pkg/names"
 	"github.com/teamkit/teamkit/pkg/proc"
 	"github.com/teamkit/teamkit/pkg/roster"
+	"github.com/teamkit/teamkit/pkg/runstream"
 )
 
 // Statuses a spawn ends with.
@@ -420,6 +421,13 @@ func watch(ctx context.Context, db *mailbox.DB, t *agenttype.Type, req Request, 
 			res.Status = StatusTimeout
 			// A run that never became ready is not left running: it is
 			// stopped like any other, and its exit recorded.
+			why := fmt.Sprintf("not ready after %s", time.Since(start).Round(time.Second))
+			if res.Offline {
+				why = "its CLI could not reach its model"
+			}
+			if err := db.SetRunEnd(ctx, req.Team, run, runstream.EndTimeout, why); err != nil {
+				return Result{}, err
+			}
 			if _, err := Stop(ctx, db, req.Team, req.Name, StopOptions{Host: req.Host, Grace: req.Grace, Run: run}); err != nil && !errors.Is(err, ErrNotRunning) {
 				return Result{}, err
 			}
@@ -433,6 +441,8 @@ func watch(ctx context.Context, db *mailbox.DB, t *agenttype.Type, req Request, 
 	if res.Status == StatusExited {
 		// The supervisor may still be writing the code; give it a moment.
 		waitForExitRecord(ctx, db, req.Team, req.Name, run)
+	}
+	if res.Status == StatusExited || res.Status == StatusTimeout {
 		if rec, err := db.Run(ctx, req.Team, run); err == nil {
 			res.Record = &rec
 		}
