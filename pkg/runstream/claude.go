@@ -90,13 +90,12 @@ func (r *Reader) claude(line []byte) ([]string, error) {
 		}
 	case "assistant":
 		if ev.Message.Usage != nil && ev.Message.ID != "" {
-			// One event per content block, each with its message's usage.
-			r.messages[ev.Message.ID] = ev.Message.Usage.tokens()
-			var sum Tokens
-			for _, t := range r.messages {
-				sum = sum.Add(t)
-			}
-			r.Tokens = sum
+			// One event per content block, each with its message's usage:
+			// a message counts once, with its latest usage.
+			old := r.messages[ev.Message.ID]
+			u := ev.Message.Usage.tokens()
+			r.messages[ev.Message.ID] = u
+			r.Tokens = r.Tokens.Add(u).Add(Tokens{-old.Input, -old.Output, -old.CacheRead, -old.CacheWrite})
 		}
 		// claude reports an API error it gave up on as a message of its
 		// own ("<synthetic>"), which is no answer of the model's.
