@@ -2,6 +2,7 @@ package runstream
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
 )
 
@@ -34,6 +35,27 @@ type geminiEvent struct {
 		Cached int64 `json:"cached"`
 		Output int64 `json:"output_tokens"`
 	} `json:"stats"`
+}
+
+// apiError reads gemini's "[API Error: {"error":{"code":401,…}}]" as its
+// status and "API error 401 UNAUTHENTICATED: <message>"; any other text is
+// returned as it is.
+func apiError(s string) (int, string) {
+	inner, ok := strings.CutPrefix(s, "[API Error: ")
+	if !ok {
+		return 0, s
+	}
+	var e struct {
+		Error struct {
+			Code    int    `json:"code"`
+			Message string `json:"message"`
+			Status  string `json:"status"`
+		} `json:"error"`
+	}
+	if json.Unmarshal([]byte(strings.TrimSuffix(inner, "]")), &e) != nil || e.Error.Message == "" {
+		return 0, s
+	}
+	return e.Error.Code, fmt.Sprintf("API error %d %s: %s", e.Error.Code, e.Error.Status, e.Error.Message)
 }
 
 func (r *Reader) gemini(line []byte) ([]string, error) {
@@ -77,11 +99,11 @@ func (r *Reader) gemini(line []byte) ([]string, error) {
 		if ev.Status == "success" {
 			r.succeeded()
 		} else {
-			msg := ev.Error.Message
+			status, msg := apiError(ev.Error.Message)
 			if msg == "" {
 				msg = ev.Status
 			}
-			r.classify(0, msg)
+			r.classify(status, msg)
 			out = append(out, "error: "+oneLine(msg))
 		}
 	}

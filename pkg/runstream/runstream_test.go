@@ -56,7 +56,7 @@ func TestStreams(t *testing.T) {
 		{format: Gemini, file: "gemini-ok.jsonl", session: "f02d5c33-1e9c-4ab9-a898-a465fe20b32d",
 			tokens: Tokens{Input: 3000, Output: 150, CacheRead: 900}, end: EndDone, log: []string{"$ echo hello-from-tool", "hello-from-tool", "All done."}},
 		{format: Gemini, file: "gemini-401.jsonl", session: "933a193c-204f-475f-a7c8-1d729046585c", end: EndFailedAuth,
-			detail: "Request had invalid authentication credentials"},
+			detail: "API error 401 UNAUTHENTICATED: Request had invalid authentication credentials"},
 		{format: OpenCode, file: "opencode-ok.jsonl", session: "ses_dc0f72096ffe5y4FvRhu5z9jb2", tokens: two, cost: true, end: EndDone,
 			log: []string{"$ echo hello-from-tool", "hello-from-tool", "All done."}},
 		{format: OpenCode, file: "opencode-401.jsonl", session: "ses_dc0f6af6affecwQ2SBJbmFLL27", end: EndFailedAuth, detail: "invalid x-api-key"},
