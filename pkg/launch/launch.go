@@ -308,6 +308,12 @@ func Supervise(ctx context.Context, spec Spec, db *mailbox.DB, stdout, stderr io
 			if err := db.Heartbeat(ctx, spec.Team, spec.Name, spec.Run); err != nil {
 				note(spec, "%v", err)
 			}
+			if st != nil {
+				// The tokens so far, for spawn list while the run goes on.
+				now := rec
+				st.fill(&now, 0)
+				db.RecordUsage(ctx, now)
+			}
 		case waitErr = <-done:
 			waiting = false
 		}

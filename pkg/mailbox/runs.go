@@ -79,6 +79,19 @@ func (d *DB) RecordRun(ctx context.Context, r RunRecord) error {
 	return d.fail("record run", err)
 }
 
+// RecordUsage updates the session, tokens and cost of r's run while it goes
+// on, and nothing else.
+func (d *DB) RecordUsage(ctx context.Context, r RunRecord) error {
+	var cost any
+	if r.CostUSD != nil {
+		cost = *r.CostUSD
+	}
+	_, err := d.db.ExecContext(ctx, `UPDATE runs SET session = ?, tokens_input = ?, tokens_output = ?, tokens_cache_read = ?,
+		  tokens_cache_write = ?, cost_usd = ? WHERE team = ? AND run = ?`,
+		r.Session, r.Tokens.Input, r.Tokens.Output, r.Tokens.CacheRead, r.Tokens.CacheWrite, cost, r.Team, r.Run)
+	return d.fail("record run usage", err)
+}
+
 // SetRunEnd says how a run ends before its supervisor records the end: who
 // stops a run says why (stopped, timeout), and the supervisor, which sees
 // only a signal, keeps that end (see launch.Supervise). The first reason

@@ -26,6 +26,22 @@ func testRuns(t *testing.T, be backend) {
 	if err := db.RecordRun(ctx, start); err != nil {
 		t.Fatal(err)
 	}
+	half := 0.5
+	if err := db.RecordUsage(ctx, mailbox.RunRecord{Team: "t", Run: "r1", Session: "s-1", Tokens: mailbox.Tokens{Input: 7}, CostUSD: &half}); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := db.Run(ctx, "t", "r1"); err != nil || got.Tokens.Input != 7 || *got.CostUSD != 0.5 || got.Session != "s-1" || got.End != "" {
+		t.Fatalf("after RecordUsage: %+v, %v", got, err)
+	}
+	if err := db.SetRunEnd(ctx, "t", "r1", "timeout", "not ready"); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.SetRunEnd(ctx, "t", "r1", "stopped", "later"); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := db.Run(ctx, "t", "r1"); got.End != "timeout" || got.Detail != "not ready" {
+		t.Fatalf("SetRunEnd: the first reason should stand: %+v", got)
+	}
 	end, code, cost, resets := t0.Add(time.Minute), 0, 0.0153, t0.Add(time.Hour)
 	done := start
 	done.EndedAt, done.End, done.Detail, done.ExitCode, done.Session = &end, "usage-limit", "limit reached", &code, "s-1"
