@@ -31,7 +31,6 @@ type stream struct {
 	// mend (runstream.Failure.Fatal): the supervisor stops the run.
 	fatal     chan struct{}
 	fatalOnce sync.Once
-	nl        string
 }
 
 // StreamPath is where the raw stream of the run whose log is log is kept:
@@ -40,7 +39,7 @@ func StreamPath(log string) string { return strings.TrimSuffix(log, ".log") + ".
 
 // readStream starts reading src; text receives the readable lines.
 func readStream(spec Spec, src io.Reader, text io.Writer) *stream {
-	s := &stream{r: runstream.New(spec.Output, nil), done: make(chan struct{}), fatal: make(chan struct{}), nl: newline(spec)}
+	s := &stream{r: runstream.New(spec.Output, nil), done: make(chan struct{}), fatal: make(chan struct{})}
 	var f *os.File
 	var raw io.Writer = io.Discard
 	if spec.Log != "" {
@@ -97,15 +96,6 @@ func recordRun(db *mailbox.DB, spec Spec, rec mailbox.RunRecord) {
 	}
 }
 
-// newline ends each readable line: the tmux pane is a terminal, where a
-// bare "\n" would not return the cursor.
-func newline(spec Spec) string {
-	if spec.Tmux {
-		return "\r\n"
-	}
-	return "\n"
-}
-
 func (s *stream) copy(src io.Reader, raw, text io.Writer) {
 	br := bufio.NewReaderSize(src, 64<<10)
 	var line []byte
@@ -133,7 +123,9 @@ func (s *stream) copy(src io.Reader, raw, text io.Writer) {
 			out.Reset()
 			for _, l := range lines {
 				out.WriteString(l)
-				out.WriteString(s.nl)
+				// In tmux the pane's terminal turns it into "\r\n", as it
+				// did for the CLI's own output.
+				out.WriteByte('\n')
 			}
 			text.Write(out.Bytes())
 			if fatal {
