@@ -19,6 +19,7 @@ import (
 	"github.com/rogpeppe/go-internal/testscript"
 
 	"github.com/teamkit/teamkit/internal/modeltest"
+	"github.com/teamkit/teamkit/internal/pgtest"
 	"github.com/teamkit/teamkit/pkg/launch"
 	"github.com/teamkit/teamkit/pkg/mailbox"
 	"github.com/teamkit/teamkit/pkg/proc"
@@ -55,7 +56,23 @@ const agentWait = 5 * time.Minute
 // installable) end to end with its real CLI, against a scripted model server
 // on 127.0.0.1: the scripts in testdata/agents. Without the CLIs the test
 // skips with one line saying how to install them; in CI (CI=true) it fails.
-func TestAgents(t *testing.T) {
+func TestAgents(t *testing.T) { testAgents(t, "testdata/agents", nil) }
+
+// agentsPostgres are the agent scripts run a second time on PostgreSQL:
+// those of the run records, which the backend keeps.
+var agentsPostgres = []string{"runs_claude", "runs_codex"}
+
+// TestAgentsPostgres runs agentsPostgres with TEAMKIT_DB a PostgreSQL URL.
+func TestAgentsPostgres(t *testing.T) {
+	pgtest.URL(t) // skips (or fails under CI=true) when there is no server
+	var files []string
+	for _, s := range agentsPostgres {
+		files = append(files, filepath.Join("testdata/agents", s+".txtar"))
+	}
+	testAgents(t, "", files)
+}
+
+func testAgents(t *testing.T, scripts string, files []string) {
 	dir := agentCLIDir()
 	var missing []string
 	for _, c := range agentCLIs {
@@ -70,7 +87,7 @@ func TestAgents(t *testing.T) {
 		}
 		t.Skip(msg)
 	}
-	params := scriptParams(t, "testdata/agents", nil)
+	params := scriptParams(t, scripts, files)
 	setup := params.Setup
 	params.Setup = func(e *testscript.Env) error {
 		if err := setup(e); err != nil {
@@ -137,12 +154,59 @@ func setupAgents(e *testscript.Env, cliDir string) error {
 //	model requests
 //	    One line per request: seq, protocol, path, shell tool, tool results,
 //	    and the turn answered.
+//	model usage INPUT OUTPUT CACHE_READ CACHE_WRITE
+//	    Every answer from now on reports this usage.
+//	model fault 401 | 429 SECONDS [usage] | none
+//	    Every model request from now on fails: bad credentials, or a rate
+//	    (or usage) limit that resets in SECONDS; none ends that.
+//	model tokens TEAM [turns]
+//	    The tokens recorded for the team's runs (mailbox.DB.Runs) add up to
+//	    the sum the model reported: over every request, or with turns over
+//	    the agent's own turns only (opencode counts no title request).
 func modelCmd(ts *testscript.TestScript, neg bool, args []string) {
+	const usage = "usage: model briefing TEAM NAME [TASKFILE] | model requests | model hold | model usage I O CR CW | model fault 401|429 SECONDS [usage]|none | model tokens TEAM [turns]"
 	if neg || len(args) == 0 {
-		ts.Fatalf("usage: model briefing TEAM NAME [TASKFILE] | model requests | model hold")
+		ts.Fatalf(usage)
 	}
 	srv := ts.Value(modelKey{}).(*modeltest.Server)
 	switch {
+	case args[0] == "usage" && len(args) == 5:
+		var n [4]int
+		for i := range n {
+			v, err := strconv.Atoi(args[i+1])
+			ts.Check(err)
+			n[i] = v
+		}
+		srv.SetUsage(modeltest.Usage{Input: n[0], Output: n[1], CacheRead: n[2], CacheWrite: n[3]})
+	case args[0] == "fault" && len(args) == 2 && args[1] == "none":
+		srv.SetFault(nil)
+	case args[0] == "fault" && len(args) == 2 && args[1] == "401":
+		srv.SetFault(&modeltest.Fault{Status: 401})
+	case args[0] == "fault" && (len(args) == 3 || len(args) == 4 && args[3] == "usage") && args[1] == "429":
+		secs, err := strconv.Atoi(args[2])
+		ts.Check(err)
+		srv.SetFault(&modeltest.Fault{Status: 429, ResetIn: time.Duration(secs) * time.Second, Usage: len(args) == 4})
+	case args[0] == "tokens" && (len(args) == 2 || len(args) == 3 && args[2] == "turns"):
+		var want modeltest.Usage
+		for _, r := range srv.Requests() {
+			if len(args) == 2 || r.Conversation.Shell != "" {
+				want = want.Add(r.Usage)
+			}
+		}
+		ctx := context.Background()
+		db, err := mailbox.Open(ctx, ts.Getenv("TEAMKIT_DB"), mailbox.Options{})
+		ts.Check(err)
+		defer db.Close()
+		runs, err := db.Runs(ctx, args[1], "", time.Time{})
+		ts.Check(err)
+		var got mailbox.Tokens
+		for _, r := range runs {
+			got = got.Add(r.Tokens)
+		}
+		fmt.Fprintf(ts.Stdout(), "recorded %+v over %d run(s); reported %+v\n", got, len(runs), want)
+		if got != (mailbox.Tokens{Input: int64(want.Input), Output: int64(want.Output), CacheRead: int64(want.CacheRead), CacheWrite: int64(want.CacheWrite)}) || got.Total() == 0 {
+			ts.Fatalf("model: the runs' recorded tokens %+v differ from what the model reported, %+v", got, want)
+		}
 	case args[0] == "hold" && len(args) == 1:
 		srv.SetScript(modeltest.Hold)
 	case args[0] == "requests" && len(args) == 1:
@@ -181,7 +245,7 @@ func modelCmd(ts *testscript.TestScript, neg bool, args []string) {
 		}
 		fmt.Fprint(ts.Stdout(), got)
 	default:
-		ts.Fatalf("usage: model briefing TEAM NAME [TASKFILE] | model requests | model hold")
+		ts.Fatalf(usage)
 	}
 }
 
@@ -190,7 +254,7 @@ func requestLine(r modeltest.Request) string {
 	if r.Turn != nil {
 		turn = fmt.Sprintf("%q", r.Turn.Command+r.Turn.Text)
 	}
-	return fmt.Sprintf("%d %s %s %s shell=%s results=%d turn=%s", r.Seq, r.Protocol, r.Method, r.Path,
+	return fmt.Sprintf("%d %s %s %s status=%d shell=%s results=%d turn=%s", r.Seq, r.Protocol, r.Method, r.Path, r.Status,
 		r.Conversation.Shell, len(r.Conversation.Results), turn)
 }
 

@@ -2,7 +2,7 @@
 
 function __fish_spawn_no_subcommand --description 'Test if there has been any subcommand yet'
     for i in (commandline -opc)
-        if contains -- $i list log stop completion
+        if contains -- $i list runs log stop completion
             return 1
         end
     end
@@ -29,6 +29,11 @@ complete -c spawn -n '__fish_seen_subcommand_from list' -f -l help -s h -d 'show
 complete -r -c spawn -n '__fish_spawn_no_subcommand' -a 'list' -d 'the team\'s agents: state, pid, unread work, open question, log'
 complete -c spawn -n '__fish_seen_subcommand_from list' -f -l db -r -d 'mailbox: a SQLite file `PATH` or a postgres:// URL (default $TEAMKIT_DB, else $XDG_STATE_HOME/teamkit/teamkit.db)'
 complete -c spawn -n '__fish_seen_subcommand_from list' -f -l json -d 'print JSON, one object per line'
+complete -c spawn -n '__fish_seen_subcommand_from runs' -f -l help -s h -d 'show help'
+complete -r -c spawn -n '__fish_spawn_no_subcommand' -a 'runs' -d 'the history of a team\'s (or one agent\'s) runs: how each ended, its tokens and cost, with totals'
+complete -c spawn -n '__fish_seen_subcommand_from runs' -f -l db -r -d 'mailbox: a SQLite file `PATH` or a postgres:// URL (default $TEAMKIT_DB, else $XDG_STATE_HOME/teamkit/teamkit.db)'
+complete -c spawn -n '__fish_seen_subcommand_from runs' -f -l json -d 'print JSON, one object per line'
+complete -c spawn -n '__fish_seen_subcommand_from runs' -f -l since -r -d 'only runs started within this long (24h, 7d)'
 complete -c spawn -n '__fish_seen_subcommand_from log' -f -l help -s h -d 'show help'
 complete -r -c spawn -n '__fish_spawn_no_subcommand' -a 'log' -d 'print the log of the agent\'s latest run (--follow: until it ends)'
 complete -c spawn -n '__fish_seen_subcommand_from log' -f -l db -r -d 'mailbox: a SQLite file `PATH` or a postgres:// URL (default $TEAMKIT_DB, else $XDG_STATE_HOME/teamkit/teamkit.db)'

@@ -78,7 +78,9 @@ func (s *Server) anthropic(w http.ResponseWriter, r *http.Request, body []byte, 
 	} else {
 		block = map[string]any{"type": "text", "text": turn.Text}
 	}
-	usage := map[string]any{"input_tokens": 10, "output_tokens": 5, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0}
+	u, _ := s.current()
+	e.Usage = u
+	usage := map[string]any{"input_tokens": u.Input, "output_tokens": u.Output, "cache_creation_input_tokens": u.CacheWrite, "cache_read_input_tokens": u.CacheRead}
 	msg := map[string]any{"id": id, "type": "message", "role": "assistant", "model": req.Model,
 		"content": []any{block}, "stop_reason": stop, "stop_sequence": nil, "usage": usage}
 	if !req.Stream {
@@ -106,7 +108,7 @@ func (s *Server) anthropic(w http.ResponseWriter, r *http.Request, body []byte, 
 		}
 		sse(w, "content_block_stop", map[string]any{"type": "content_block_stop", "index": 0})
 		sse(w, "message_delta", map[string]any{"type": "message_delta",
-			"delta": map[string]any{"stop_reason": stop, "stop_sequence": nil}, "usage": map[string]any{"output_tokens": 5}})
+			"delta": map[string]any{"stop_reason": stop, "stop_sequence": nil}, "usage": map[string]any{"output_tokens": u.Output}})
 		sse(w, "message_stop", map[string]any{"type": "message_stop"})
 	}
 	if !ran {

@@ -86,11 +86,16 @@ func (s *Server) gemini(w http.ResponseWriter, r *http.Request, body []byte, e *
 	default:
 		part = map[string]any{"text": "OK"}
 	}
+	u, _ := s.current()
+	u.CacheWrite = 0
+	e.Usage = u
 	resp := map[string]any{
 		"candidates": []any{map[string]any{"content": map[string]any{"role": "model", "parts": []any{part}},
 			"finishReason": "STOP", "index": 0}},
-		"usageMetadata": map[string]any{"promptTokenCount": 10, "candidatesTokenCount": 5, "totalTokenCount": 15},
-		"modelVersion":  "modeltest",
+		// promptTokenCount includes the cached ones; no cache writes.
+		"usageMetadata": map[string]any{"promptTokenCount": u.Input + u.CacheRead, "cachedContentTokenCount": u.CacheRead,
+			"candidatesTokenCount": u.Output, "totalTokenCount": u.Input + u.CacheRead + u.Output},
+		"modelVersion": "modeltest",
 	}
 	if strings.HasSuffix(r.URL.Path, ":streamGenerateContent") {
 		startSSE(w)

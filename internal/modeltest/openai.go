@@ -96,8 +96,13 @@ func (s *Server) openai(w http.ResponseWriter, r *http.Request, body []byte, e *
 		item = map[string]any{"type": "message", "id": fmt.Sprintf("msg_%d", n), "role": "assistant", "status": "completed",
 			"content": []any{map[string]any{"type": "output_text", "text": turn.Text, "annotations": []any{}}}}
 	}
-	usage := map[string]any{"input_tokens": 10, "input_tokens_details": map[string]any{"cached_tokens": 0},
-		"output_tokens": 5, "output_tokens_details": map[string]any{"reasoning_tokens": 0}, "total_tokens": 15}
+	// input_tokens includes the cached ones; the Responses API reports no
+	// cache writes.
+	u, _ := s.current()
+	u.CacheWrite = 0
+	e.Usage = u
+	usage := map[string]any{"input_tokens": u.Input + u.CacheRead, "input_tokens_details": map[string]any{"cached_tokens": u.CacheRead},
+		"output_tokens": u.Output, "output_tokens_details": map[string]any{"reasoning_tokens": 0}, "total_tokens": u.Input + u.CacheRead + u.Output}
 	resp := map[string]any{"id": respID, "object": "response", "status": "completed", "model": req.Model,
 		"output": []any{item}, "usage": usage}
 	if !req.Stream {

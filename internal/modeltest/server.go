@@ -73,6 +73,39 @@ type Request struct {
 	Conversation Conversation
 	// Turn is what the server answered, when it ran the Script.
 	Turn *Turn
+	// Usage is the token usage the answer reported (zero for a fault, and
+	// for a path that is not a model request).
+	Usage Usage
+	// Status is the HTTP status answered.
+	Status int
+}
+
+// Usage is the token usage the server reports with each model answer, in
+// each protocol's own fields.
+type Usage struct {
+	Input, Output, CacheRead, CacheWrite int
+}
+
+// Add is u plus v.
+func (u Usage) Add(v Usage) Usage {
+	return Usage{u.Input + v.Input, u.Output + v.Output, u.CacheRead + v.CacheRead, u.CacheWrite + v.CacheWrite}
+}
+
+// DefaultUsage is what each answer reports until SetUsage changes it.
+var DefaultUsage = Usage{Input: 10, Output: 5}
+
+// Fault makes the server answer every model request with an error, in the
+// protocol's own shape, instead of a turn.
+type Fault struct {
+	// Status is 401 (bad credentials) or 429 (rate or usage limit).
+	Status int
+	// ResetIn, for a 429, is when the limit resets: sent as retry-after
+	// and anthropic-ratelimit-*-reset (Anthropic), x-ratelimit-reset-*
+	// (OpenAI), and in the error's body where the protocol has a field.
+	ResetIn time.Duration
+	// Usage, for a 429 on OpenAI, makes it codex's "usage limit reached"
+	// (an account's quota) rather than a rate limit.
+	Usage bool
 }
 
 // Server is the scripted model. Create it with New.
@@ -87,6 +120,8 @@ type Server struct {
 	Latency time.Duration
 
 	script Script
+	usage  Usage
+	fault  *Fault
 	ln     net.Listener
 	srv    *http.Server
 
@@ -100,7 +135,7 @@ func New(script Script) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{script: script, ln: ln}
+	s := &Server{script: script, ln: ln, usage: DefaultUsage}
 	s.srv = &http.Server{Handler: s, ReadHeaderTimeout: 30 * time.Second}
 	go s.srv.Serve(ln)
 	return s, nil
@@ -111,6 +146,37 @@ func (s *Server) SetScript(script Script) {
 	s.mu.Lock()
 	s.script = script
 	s.mu.Unlock()
+}
+
+// SetUsage makes every model answer from the next on report u.
+func (s *Server) SetUsage(u Usage) {
+	s.mu.Lock()
+	s.usage = u
+	s.mu.Unlock()
+}
+
+// SetFault makes every model request from the next on fail with f; nil
+// answers normally again.
+func (s *Server) SetFault(f *Fault) {
+	s.mu.Lock()
+	s.fault = f
+	s.mu.Unlock()
+}
+
+// Reported is the sum of the usage the server reported, over every model
+// request (the agent's turns and the CLI's side requests: a router, a title).
+func (s *Server) Reported() Usage {
+	var u Usage
+	for _, r := range s.Requests() {
+		u = u.Add(r.Usage)
+	}
+	return u
+}
+
+func (s *Server) current() (Usage, *Fault) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.usage, s.fault
 }
 
 // URL is the server's base URL, http://127.0.0.1:PORT.
@@ -176,6 +242,12 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
+	if _, f := s.current(); f != nil && h != nil && entry.Protocol != "" && !strings.HasSuffix(p, "count_tokens") && !strings.HasSuffix(p, ":countTokens") {
+		entry.Status = f.Status
+		s.log(entry)
+		s.writeFault(w, entry.Protocol, *f)
+		return
+	}
 	turn, err := h(w, r, body, &entry)
 	if err != nil {
 		entry.Turn = nil
@@ -185,7 +257,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		json.NewEncoder(w).Encode(map[string]any{"error": map[string]any{"type": "invalid_request_error", "message": "modeltest: " + err.Error()}})
 		return
 	}
-	entry.Turn = turn
+	entry.Turn, entry.Status = turn, http.StatusOK
 	s.log(entry)
 }
 

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 )
 
 const brief = BriefingMarker + "\n\n1. Run `/opt/tk/ready mark` now.\n2. run `/opt/tk/inbox`.\n`/opt/tk/ask \"your question\"`\n"
@@ -91,5 +92,59 @@ func TestTeamkitEscalates(t *testing.T) {
 	c.Briefing += "UNTRUSTED-HUMAN-TEXT BEGIN x\nnotice\ngreen\n"
 	if got := Teamkit(c); got.Command != "" || got.Text == "" {
 		t.Errorf("step 4 with an answer = %+v", got)
+	}
+}
+
+// TestFaultsAndUsage: each protocol reports the usage set, and fails with
+// 401 or 429 in its vendor's shape, with the reset headers.
+func TestFaultsAndUsage(t *testing.T) {
+	s, err := New(Teamkit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	s.SetUsage(Usage{Input: 7, Output: 3, CacheRead: 2, CacheWrite: 1})
+	out := post(t, s.URL()+"/v1/messages", `{"model":"m","messages":[{"role":"user","content":"hi"}]}`)
+	if !strings.Contains(out, `"input_tokens":7`) || !strings.Contains(out, `"cache_creation_input_tokens":1`) {
+		t.Errorf("anthropic usage: %s", out)
+	}
+	out = post(t, s.URL()+"/v1/responses", `{"model":"m","input":[]}`)
+	if !strings.Contains(out, `"input_tokens":9`) || !strings.Contains(out, `"cached_tokens":2`) {
+		t.Errorf("openai usage (input includes the cached): %s", out)
+	}
+	if got := s.Reported(); got != (Usage{Input: 14, Output: 6, CacheRead: 4, CacheWrite: 1}) {
+		t.Errorf("Reported = %+v", got)
+	}
+
+	s.SetFault(&Fault{Status: 429, ResetIn: 20 * time.Second})
+	for path, want := range map[string][]string{
+		"/v1/messages":                     {"retry-after", "anthropic-ratelimit-requests-reset", "rate_limit_error"},
+		"/v1/responses":                    {"x-ratelimit-reset-requests", "rate_limit_exceeded"},
+		"/v1beta/models/g:generateContent": {"retry-after", "RESOURCE_EXHAUSTED"},
+	} {
+		resp, err := http.Post(s.URL()+path, "application/json", strings.NewReader(`{}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 429 {
+			t.Errorf("%s: status %d", path, resp.StatusCode)
+		}
+		for _, w := range want {
+			if resp.Header.Get(w) == "" && !strings.Contains(string(body), w) {
+				t.Errorf("%s: no %s in %v %s", path, w, resp.Header, body)
+			}
+		}
+	}
+	s.SetFault(&Fault{Status: 401})
+	resp, err := http.Post(s.URL()+"/v1/messages", "application/json", strings.NewReader(`{}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	s.SetFault(nil)
+	if resp.StatusCode != 401 || s.Reported().Input != 14 {
+		t.Errorf("401: status %d, reported %+v", resp.StatusCode, s.Reported())
 	}
 }

@@ -16,6 +16,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/teamkit/teamkit/pkg/runstream"
 )
 
 // ErrMalformed is wrapped by every error Parse returns for a bad type.conf.
@@ -116,6 +118,11 @@ type Conf struct {
 	// waiting out the handshake.
 	OfflineOutput *regexp.Regexp
 	OfflineAfter  time.Duration
+	// Output is the format of the structured stream the CLI writes on its
+	// standard output (runstream.Formats), which the run's supervisor
+	// reads as it comes: "none" (the default) passes the output to the log
+	// as it is.
+	Output string
 }
 
 // DefaultOfflineAfter is OfflineAfter when type.conf sets offline_output but
@@ -150,7 +157,7 @@ var (
 	placeholderNames = []string{"prompt", "prompt_file", "name", "team", "workdir", "typedir", "ready", "inbox", "ask"}
 )
 
-const knownKeys = "one of command, launch, boot, monitor, worktree, handshake, ready_timeout, env.NAME, unset_env, auth_env, auth_file, auth_login, install, offline_output, offline_after"
+const knownKeys = "one of command, launch, boot, monitor, worktree, handshake, ready_timeout, env.NAME, unset_env, auth_env, auth_file, auth_login, install, offline_output, offline_after, output"
 
 // Parse reads a type.conf. file names it in error messages. The format is
 // key=value lines; blank lines and lines whose first non-blank character is
@@ -287,6 +294,11 @@ func Parse(file string, data []byte) (Conf, error) {
 				return fail(n, fmt.Sprintf("offline_output=%q", value), "a regular expression matching the CLI's line for \"cannot reach the model\"")
 			}
 			c.OfflineOutput = re
+		case "output":
+			if !runstream.Known(value) {
+				return fail(n, fmt.Sprintf("output=%q", value), "one of "+strings.Join(runstream.Formats(), ", ")+" (the CLI's structured stream, or none)")
+			}
+			c.Output = value
 		case "offline_after":
 			secs, err := strconv.ParseUint(value, 10, 32)
 			if err != nil || secs == 0 || secs > uint64(MaxReadyTimeout/time.Second) {
@@ -308,6 +320,9 @@ func Parse(file string, data []byte) (Conf, error) {
 
 	if commandLine == 0 {
 		return Conf{}, &ParseError{File: file, Problem: `missing required key "command"`}
+	}
+	if c.Output == "" {
+		c.Output = runstream.None
 	}
 	if c.OfflineOutput != nil && c.OfflineAfter == 0 {
 		c.OfflineAfter = DefaultOfflineAfter

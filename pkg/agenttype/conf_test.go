@@ -28,6 +28,7 @@ auth_file=~/.x/auth.json ${X_HOME:-~/.x}/b.json
 auth_login=run mycli login
 install=npm install -g mycli
 offline_output=waiting for network
+output=codex-json
 `
 	c, err := Parse("x/type.conf", []byte(conf))
 	if err != nil {
@@ -46,6 +47,7 @@ offline_output=waiting for network
 		Auth:         Auth{Env: []string{"KEY_A", "KEY_B"}, Files: []string{"~/.x/auth.json", "${X_HOME:-~/.x}/b.json"}, Login: "run mycli login"},
 		Install:      "npm install -g mycli",
 		OfflineAfter: DefaultOfflineAfter,
+		Output:       "codex-json",
 	}
 	if c.OfflineOutput == nil || c.OfflineOutput.String() != "waiting for network" {
 		t.Errorf("offline_output = %v", c.OfflineOutput)
@@ -61,7 +63,7 @@ func TestParseDefaults(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := Conf{Command: []string{"a", "{prompt}"}, Launch: LaunchBackground, Boot: BootArgv}
+	want := Conf{Command: []string{"a", "{prompt}"}, Launch: LaunchBackground, Boot: BootArgv, Output: "none"}
 	if !reflect.DeepEqual(c, want) {
 		t.Errorf("Parse = %+v, want %+v", c, want)
 	}
@@ -100,7 +102,8 @@ func TestParseErrors(t *testing.T) {
 		conf string
 		want string // the whole message, or a prefix when it ends in "…"
 	}{
-		{"command=a {prompt}\ncomand=x", `t.conf:2: unknown key "comand"; expected one of command, launch, boot, monitor, worktree, handshake, ready_timeout, env.NAME, unset_env, auth_env, auth_file, auth_login, install, offline_output, offline_after`},
+		{"command=a {prompt}\ncomand=x", `t.conf:2: unknown key "comand"; expected one of command, launch, boot, monitor, worktree, handshake, ready_timeout, env.NAME, unset_env, auth_env, auth_file, auth_login, install, offline_output, offline_after, output`},
+		{"command=a {prompt}\noutput=json", `t.conf:2: output="json"; expected one of none, claude-stream, codex-json, gemini-stream, opencode-json (the CLI's structured stream, or none)`},
 		{"command=a {prompt}\nauth_env=", `t.conf:2: auth_env is empty; expected space-separated environment variable names, any one of which holds a key`},
 		{"command=a {prompt}\nauth_env=A-B", `t.conf:2: auth_env: "A-B" is not a valid environment variable name; expected space-separated environment variable names`},
 		{"command=a {prompt}\noffline_output=(", `t.conf:2: offline_output="("; expected a regular expression…`},

@@ -15,6 +15,7 @@ import (
 
 	"github.com/teamkit/teamkit/pkg/mailbox"
 	"github.com/teamkit/teamkit/pkg/proc"
+	"github.com/teamkit/teamkit/pkg/runstream"
 )
 
 // GuardSpec is what a guard needs to clean up after a dead supervisor.
@@ -163,6 +164,10 @@ func Guard(stdin io.Reader, open func(ctx context.Context, path string) (*mailbo
 	if !started {
 		unstart(db, spec)
 	}
+	// The run's record would otherwise say it runs for ever.
+	retry(EndPatience, func(ctx context.Context) error {
+		return db.SetRunEnd(ctx, gs.Team, gs.Run, runstream.EndCrashed, "its supervisor died; the guard stopped the run")
+	})
 	if err := recordEnd(db, spec, nil); err != nil {
 		return err
 	}

@@ -43,6 +43,7 @@ import (
 
 	"github.com/teamkit/teamkit/pkg/mailbox"
 	"github.com/teamkit/teamkit/pkg/proc"
+	"github.com/teamkit/teamkit/pkg/runstream"
 )
 
 // Spec is everything the supervisor needs to start one agent run.
@@ -84,6 +85,11 @@ type Spec struct {
 	// before it starts the agent, and starts it only if it could
 	// (mailbox.DB.StartRun).
 	Ask int64 `json:"ask,omitempty"`
+	// Type is the agent's type, for the run's record; Output the format of
+	// the structured stream its CLI writes on stdout (runstream.Formats),
+	// which the supervisor reads instead of passing it on as it is.
+	Type   string `json:"type,omitempty"`
+	Output string `json:"output,omitempty"`
 
 	// Set by the supervisor process itself, never by the spawner: its own
 	// executable (to start the guard), its environment, and its tmux pane.
@@ -246,11 +252,34 @@ func Supervise(ctx context.Context, spec Spec, db *mailbox.DB, stdout, stderr io
 		return 1, fmt.Errorf("agent not started: %w", err)
 	}
 	spec.step(StepAfterRecord)
+	rec := mailbox.RunRecord{Team: spec.Team, Name: spec.Name, Run: spec.Run, Type: spec.Type, StartedAt: time.Now()}
+	recordRun(db, spec, rec)
+	// With a structured stream, the agent's stdout is a pipe the supervisor
+	// reads; what it makes readable goes where the output would have gone.
+	var st *stream
+	var fatal <-chan struct{}
+	var pr, pw *os.File
+	if spec.Output != "" && spec.Output != runstream.None {
+		if pr, pw, err = os.Pipe(); err != nil {
+			note(spec, "the agent's stream is not read: %v", err)
+		} else {
+			cmd.Stdout = pw
+			st = readStream(spec, pr, stdout)
+			fatal = st.fatal
+			defer pr.Close()
+		}
+	}
 	group := proc.Group{Marker: Marker(spec.Run), Exclude: []int{self.PID, guard.pid()}}
 	tree, err := proc.StartTree(cmd, group, func(format string, args ...any) { note(spec, format, args...) })
+	if pw != nil {
+		pw.Close()
+	}
 	if err != nil {
 		unstart(db, spec)
 		guard.release()
+		ended, code := time.Now(), 127
+		rec.EndedAt, rec.ExitCode, rec.End, rec.Detail = &ended, &code, runstream.EndCrashed, oneLine(fmt.Sprintf("start %s: %v", spec.Argv[0], err))
+		recordRun(db, spec, rec)
 		recordExit(db, spec, 127)
 		return 127, fmt.Errorf("start %s: %w", spec.Argv[0], err)
 	}
@@ -267,7 +296,7 @@ func Supervise(ctx context.Context, spec Spec, db *mailbox.DB, stdout, stderr io
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
 	var waitErr error
-	stopping := false
+	stopping, failed := false, false
 	stop := func() {
 		if !stopping {
 			stopping = true
@@ -283,23 +312,67 @@ func Supervise(ctx context.Context, spec Spec, db *mailbox.DB, stdout, stderr io
 			}
 		case <-tree.StopRequests():
 			stop()
+		case <-fatal:
+			// Bad credentials or a usage limit: no retry of the CLI's can
+			// help, so the run ends now rather than at its handshake's end.
+			fatal, failed = nil, true
+			st.mu.Lock()
+			end, detail := st.r.End(0)
+			st.mu.Unlock()
+			note(spec, "the agent's CLI reported %s: %s", end, detail)
+			stop()
 		case <-beat:
 			if err := db.Heartbeat(ctx, spec.Team, spec.Name, spec.Run); err != nil {
 				note(spec, "%v", err)
+			}
+			if st != nil {
+				// The tokens so far, for spawn list while the run goes on.
+				now := rec
+				st.fill(&now, 0)
+				db.RecordUsage(ctx, now)
 			}
 		case waitErr = <-done:
 			waiting = false
 		}
 	}
 	code := ExitCode(cmd.ProcessState, waitErr)
+	ended := time.Now()
+	rec.EndedAt, rec.ExitCode = &ended, &code
+	if st != nil {
+		// The stream's last events come just before the CLI exits.
+		st.wait(2 * time.Second)
+		st.fill(&rec, code)
+	} else {
+		rec.End, rec.Detail = (*runstream.Reader)(nil).End(code)
+	}
+	if !failed {
+		// The supervisor sees only signals: whoever stopped the run said
+		// why in its record (spawn stop, a handshake timeout).
+		if stopping {
+			rec.End, rec.Detail = runstream.EndStopped, "stopped (SIGTERM to the supervisor)"
+		}
+		retry(EndPatience, func(ctx context.Context) error {
+			prev, err := db.Run(ctx, spec.Team, spec.Run)
+			if err == nil && prev.End != "" {
+				rec.End, rec.Detail = prev.End, prev.Detail
+			}
+			return err
+		})
+	}
 	// The exit note goes through the pane in tmux mode, and waits for the
 	// pipe to deliver it: everything the agent wrote before it is then in
 	// the log when spawn reads its tail.
 	exitNote(spec, fmt.Sprintf("agent %s/%s run %s exited with code %d", spec.Team, spec.Name, spec.Run, code), stdout)
+	note(spec, "run %s ended: %s", spec.Run, strings.TrimSuffix(rec.End+": "+rec.Detail, ": "))
+	// The record comes before the exit, which is what spawn waits for.
+	recordRun(db, spec, rec)
 	recordExit(db, spec, code)
 	if left := tree.Members(); len(left) > 0 {
 		note(spec, "stopping %d process(es) the agent left running: %v", len(left), left)
 		tree.Stop(spec.Grace)
+	}
+	if st != nil && !st.wait(time.Second) {
+		pr.Close()
 	}
 	tree.Close()
 	guard.release()

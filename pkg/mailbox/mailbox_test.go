@@ -771,7 +771,7 @@ func TestMigration(t *testing.T) {
 	}
 	m := send(t, db, "t", "s", "w", "survives")
 	db.Close()
-	want := []string{"agents", "asks", "etags", "messages", "queue", "ready", "resume_intents", "settings", "slack_events"}
+	want := []string{"agents", "asks", "etags", "messages", "queue", "ready", "resume_intents", "runs", "settings", "slack_events"}
 	if got := tables(t, path); strings.Join(got, ",") != strings.Join(want, ",") {
 		t.Fatalf("tables after migration = %v, want %v", got, want)
 	}

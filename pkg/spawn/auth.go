@@ -36,6 +36,14 @@ func (e *AuthError) Error() string {
 
 // Hint says what to set or run.
 func (e *AuthError) Hint() string {
+	return AuthHint(e.Auth) + "; for credentials spawn cannot see (a keychain, another provider), pass --no-auth-check"
+}
+
+// AuthHint names the keys and the login of a type's credentials (its
+// auth_env and auth_login): what to set or run when its CLI has none, or
+// reports the ones it has as refused.
+func AuthHint(a agenttype.Auth) string {
+	e := &AuthError{Auth: a}
 	var ways []string
 	if len(e.Auth.Env) > 0 {
 		set := "set " + e.Auth.Env[0]
@@ -47,7 +55,7 @@ func (e *AuthError) Hint() string {
 	if e.Auth.Login != "" {
 		ways = append(ways, e.Auth.Login)
 	}
-	return strings.Join(ways, ", or ") + "; for credentials spawn cannot see (a keychain, another provider), pass --no-auth-check"
+	return strings.Join(ways, ", or ")
 }
 
 // CheckAuth returns an *AuthError unless env (the agent's environment) holds

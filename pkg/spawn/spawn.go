@@ -37,6 +37,7 @@ import (
 	"github.com/teamkit/teamkit/pkg/names"
 	"github.com/teamkit/teamkit/pkg/proc"
 	"github.com/teamkit/teamkit/pkg/roster"
+	"github.com/teamkit/teamkit/pkg/runstream"
 	"github.com/teamkit/teamkit/pkg/worktree"
 )
 
@@ -137,6 +138,9 @@ type Result struct {
 	// Offline is set on a timeout spawn called early: the agent's CLI
 	// only said it could not reach its model, for the type's offline_after.
 	Offline bool
+	// Record is the run's record when it ended before it was ready: how it
+	// ended (a failed-auth, a usage limit) and why, in its CLI's words.
+	Record *mailbox.RunRecord
 }
 
 // Spawn starts the agent of req with finder's types and db's mailbox.
@@ -380,7 +384,8 @@ func (j *job) writeRun() error {
 		return fmt.Errorf("type %s: %w", t.Name, err)
 	}
 	j.spec = launch.Spec{Argv: argv, Env: j.env, Dir: req.Workdir, Log: j.logFile, DB: j.dbPath, Team: req.Team, Name: req.Name, Run: j.run,
-		Host: req.Host, Heartbeat: req.Heartbeat, Grace: req.Grace, Tmux: t.Conf.Launch == agenttype.LaunchTmux, Ask: req.Ask}
+		Host: req.Host, Heartbeat: req.Heartbeat, Grace: req.Grace, Tmux: t.Conf.Launch == agenttype.LaunchTmux, Ask: req.Ask,
+		Type: t.Name, Output: t.Conf.Output}
 	if t.Conf.Boot == agenttype.BootStdin {
 		j.spec.Stdin = j.promptFile
 	}
@@ -596,6 +601,13 @@ func watch(ctx context.Context, db *mailbox.DB, t *agenttype.Type, req Request, 
 			res.Status = StatusTimeout
 			// A run that never became ready is not left running: it is
 			// stopped like any other, and its exit recorded.
+			why := fmt.Sprintf("not ready after %s", time.Since(start).Round(time.Second))
+			if res.Offline {
+				why = "its CLI could not reach its model"
+			}
+			if err := db.SetRunEnd(ctx, req.Team, run, runstream.EndTimeout, why); err != nil {
+				return Result{}, err
+			}
 			if _, err := Stop(ctx, db, req.Team, req.Name, StopOptions{Host: req.Host, Grace: req.Grace, Run: run}); err != nil && !errors.Is(err, ErrNotRunning) {
 				return Result{}, err
 			}
@@ -609,6 +621,11 @@ func watch(ctx context.Context, db *mailbox.DB, t *agenttype.Type, req Request, 
 	if res.Status == StatusExited {
 		// The supervisor may still be writing the code; give it a moment.
 		waitForExitRecord(ctx, db, req.Team, req.Name, run)
+	}
+	if res.Status == StatusExited || res.Status == StatusTimeout {
+		if rec, err := db.Run(ctx, req.Team, run); err == nil {
+			res.Record = &rec
+		}
 	}
 	res.Agent, err = db.Agent(ctx, req.Team, req.Name)
 	if res.Status == StatusExited || res.Status == StatusTimeout {

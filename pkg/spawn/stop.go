@@ -13,6 +13,7 @@ import (
 	"github.com/teamkit/teamkit/pkg/mailbox"
 	"github.com/teamkit/teamkit/pkg/proc"
 	"github.com/teamkit/teamkit/pkg/roster"
+	"github.com/teamkit/teamkit/pkg/runstream"
 	"github.com/teamkit/teamkit/pkg/termsafe"
 )
 
@@ -156,6 +157,13 @@ func StopAll(ctx context.Context, db *mailbox.DB, agents []mailbox.Agent, o Stop
 	}
 	if len(groups) == 0 {
 		return out, errs
+	}
+	// The supervisors see only signals: the record says who ended the run
+	// (unless its stopper already said why, as a handshake timeout does).
+	for _, i := range which {
+		if errs[i] == nil {
+			db.SetRunEnd(ctx, agents[i].Team, agents[i].Run, runstream.EndStopped, "stopped (spawn stop or --replace)")
+		}
 	}
 	groups.Stop(o.Grace)
 	// The supervisors record the exit and leave once their agent is gone;

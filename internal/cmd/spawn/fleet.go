@@ -72,6 +72,9 @@ type listed struct {
 	OldestUnread  *time.Time `json:"oldest_unread_at"`
 	OldestAge     *int64     `json:"oldest_unread_seconds"`
 	Ask           *listedAsk `json:"ask"`
+	// Tokens and CostUSD are those of the latest run (spawn runs).
+	Tokens  mailbox.Tokens `json:"tokens"`
+	CostUSD *float64       `json:"cost_usd"`
 }
 
 type listedAsk struct {
@@ -115,10 +118,18 @@ func (o *listOptions) run(ctx context.Context, env *command.Env, db *mailbox.DB)
 	if len(entries) == 0 {
 		command.NoteUnknownTeam(ctx, env, "spawn", db, team)
 	}
+	latest, err := db.LatestRuns(ctx, team)
+	if err != nil {
+		return err
+	}
 	now := env.Now()
 	if o.JSON {
 		for _, e := range entries {
-			if err := command.JSON(env.Stdout, toListed(team, e, now)); err != nil {
+			l := toListed(team, e, now)
+			if r, ok := latest[e.Name]; ok {
+				l.Tokens, l.CostUSD = r.Tokens, r.CostUSD
+			}
+			if err := command.JSON(env.Stdout, l); err != nil {
 				return err
 			}
 		}
@@ -128,7 +139,7 @@ func (o *listOptions) run(ctx context.Context, env *command.Env, db *mailbox.DB)
 		return nil
 	}
 	tw := tabwriter.NewWriter(env.Stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "NAME\tTYPE\tSTATE\tPID\tSTARTED\tUNREAD\tOLDEST\tASK\tLOG")
+	fmt.Fprintln(tw, "NAME\tTYPE\tSTATE\tPID\tSTARTED\tUNREAD\tOLDEST\tASK\tTOKENS\tCOST\tLOG")
 	for _, e := range entries {
 		state := e.State
 		if e.Detail != "" && !strings.HasPrefix(e.Detail, "pid=") {
@@ -152,7 +163,11 @@ func (o *listOptions) run(ctx context.Context, env *command.Env, db *mailbox.DB)
 		if e.Ask != nil {
 			ask = fmt.Sprintf("%d %s", e.Ask.ID, env.Show(text.FirstLine(e.Ask.Question, 40)))
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\n", e.Name, typ, state, pid, started, e.Unread.Count, oldest, ask, log)
+		tokens, cost := "-", "-"
+		if r, ok := latest[e.Name]; ok {
+			tokens, cost = tokensOf(r.Tokens), costOf(r.CostUSD)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\n", e.Name, typ, state, pid, started, e.Unread.Count, oldest, ask, tokens, cost, log)
 	}
 	return tw.Flush()
 }

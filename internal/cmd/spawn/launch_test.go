@@ -168,7 +168,7 @@ func TestSpawnWaitsForTheMark(t *testing.T) {
 // timeout: its code, exit 2, and its last output on stderr.
 func TestSpawnReportsAnEarlyExit(t *testing.T) {
 	l := newLauncher(t)
-	got := l.spawn(2, `^status=exited code=7 log=\S+\.log after=\S+ agent=w2 team=demo type=early run=\S+ pid=\d+\n$`,
+	got := l.spawn(2, `^status=exited code=7 log=\S+\.log after=\S+ agent=w2 team=demo type=early run=\S+ pid=\d+ end=crashed\n$`,
 		"early", "w2", "--timeout", "1h")
 	for _, line := range []string{"spawn: agent output: starting\n", "spawn: agent output: no API key\n"} {
 		if !strings.Contains(got["stderr"], line) {

@@ -27,6 +27,7 @@ import (
 	"github.com/teamkit/teamkit/pkg/mailbox"
 	"github.com/teamkit/teamkit/pkg/readlimit"
 	"github.com/teamkit/teamkit/pkg/roster"
+	"github.com/teamkit/teamkit/pkg/runstream"
 	"github.com/teamkit/teamkit/pkg/spawn"
 )
 
@@ -103,6 +104,7 @@ func build(env *command.Env, h Hooks) *cli.App {
 		Action: func(c *cli.Context) error { return run(c, env) },
 		Commands: []*cli.Command{
 			listCommand(env),
+			runsCommand(env),
 			logCommand(env),
 			stopCommand(env),
 			{
@@ -286,6 +288,9 @@ func (o *Options) run(ctx context.Context, env *command.Env, db *mailbox.DB) err
 	if res.Status == spawn.StatusQueued && !req.NoWait {
 		fmt.Fprintf(env.Stderr, "spawn: hint: %s/%s stays queued and starts when one of this host's %d slots frees; `spawn stop %s %s` calls it off\n", req.Team, req.Name, req.MaxRunning, req.Team, req.Name)
 	}
+	if hint := endHint(res, env); hint != "" {
+		fmt.Fprintf(env.Stderr, "spawn: hint: %s\n", hint)
+	}
 	if res.Status == spawn.StatusExited || res.Status == spawn.StatusTimeout || (res.Status == spawn.StatusQueued && !req.NoWait) {
 		return command.Condition()
 	}
@@ -341,6 +346,42 @@ func timeoutHint(res spawn.Result) string {
 	return ""
 }
 
+// endHint says what to do about a run that ended on its CLI's report of
+// refused credentials or a usage limit, "" for any other end.
+func endHint(res spawn.Result, env *command.Env) string {
+	r := res.Record
+	if r == nil {
+		return ""
+	}
+	switch r.End {
+	case runstream.EndFailedAuth:
+		hint := "its CLI reported its credentials missing or refused (" + env.Show(r.Detail) + ")"
+		if t, err := agenttype.NewFinder(env.Getenv).Find(r.Type); err == nil && !t.Conf.Auth.Empty() {
+			hint += ": " + spawn.AuthHint(t.Conf.Auth)
+		}
+		return hint
+	case runstream.EndUsageLimit, runstream.EndRateLimited:
+		limit := "usage limit"
+		if r.End == runstream.EndRateLimited {
+			limit = "rate limit"
+		}
+		hint := "its CLI reported a " + limit + " (" + env.Show(r.Detail) + ")"
+		if r.ResetsAt != nil {
+			hint += "; it resets at " + command.FormatTime(*r.ResetsAt)
+		}
+		return hint
+	}
+	return ""
+}
+
+// end is how a run that ended before it was ready ended, "" otherwise.
+func end(res spawn.Result) string {
+	if res.Record == nil {
+		return ""
+	}
+	return res.Record.End
+}
+
 // reason is why a spawn ended early, "" when its status says it all.
 func reason(res spawn.Result) string {
 	if res.Offline {
@@ -359,7 +400,8 @@ func report(asJSON bool, env *command.Env, res spawn.Result) error {
 			Briefing     string        `json:"briefing"`
 			Agent        mailbox.Agent `json:"agent"`
 			Reason       string        `json:"reason,omitempty"`
-		}{res.Status, res.After.Seconds(), res.Briefing, a, reason(res)})
+			End          string        `json:"end,omitempty"`
+		}{res.Status, res.After.Seconds(), res.Briefing, a, reason(res), end(res)})
 	}
 	kv := []string{"status", res.Status}
 	switch res.Status {
@@ -378,6 +420,9 @@ func report(asJSON bool, env *command.Env, res spawn.Result) error {
 	}
 	if r := reason(res); r != "" {
 		kv = append(kv, "reason", r)
+	}
+	if e := end(res); e != "" {
+		kv = append(kv, "end", e)
 	}
 	return command.KV(env.Stdout, kv...)
 }

@@ -1,0 +1,143 @@
+package launch
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/teamkit/teamkit/pkg/mailbox"
+	"github.com/teamkit/teamkit/pkg/runstream"
+)
+
+// maxStreamLine bounds one line of a CLI's stream held in memory; what a
+// longer line holds past it is dropped (a huge tool output in one event).
+const maxStreamLine = 4 << 20
+
+// stream reads the agent's structured output (Spec.Output) as it comes:
+// the readable lines go where the agent's output would have gone (the log,
+// or the tmux pane, whose output is piped into the log), the raw lines to
+// StreamPath beside the log, and the events into a runstream.Reader.
+type stream struct {
+	mu   sync.Mutex
+	r    *runstream.Reader
+	done chan struct{}
+	// fatal is closed when the stream reports a failure no retry can
+	// mend (runstream.Failure.Fatal): the supervisor stops the run.
+	fatal     chan struct{}
+	fatalOnce sync.Once
+}
+
+// StreamPath is where the raw stream of the run whose log is log is kept:
+// "<run>.stream.jsonl" beside "<run>.log".
+func StreamPath(log string) string { return strings.TrimSuffix(log, ".log") + ".stream.jsonl" }
+
+// readStream starts reading src; text receives the readable lines.
+func readStream(spec Spec, src io.Reader, text io.Writer) *stream {
+	s := &stream{r: runstream.New(spec.Output, nil), done: make(chan struct{}), fatal: make(chan struct{})}
+	var f *os.File
+	var raw io.Writer = io.Discard
+	if spec.Log != "" {
+		var err error
+		if f, err = os.OpenFile(StreamPath(spec.Log), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600); err == nil {
+			raw = f
+		} else {
+			note(spec, "the raw stream is not kept: %v", err)
+		}
+	}
+	go func() {
+		defer close(s.done)
+		s.copy(src, raw, text)
+		if f != nil {
+			f.Close()
+		}
+	}()
+	return s
+}
+
+// wait waits up to patience for the stream to end (the agent's processes
+// to close it), and reports whether it did.
+func (s *stream) wait(patience time.Duration) bool {
+	select {
+	case <-s.done:
+		return true
+	case <-time.After(patience):
+		return false
+	}
+}
+
+// fill completes rec with what the stream said: the session, tokens, cost,
+// and, for a run that ended on a failure, the failure.
+func (s *stream) fill(rec *mailbox.RunRecord, code int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	rec.Session, rec.Tokens = s.r.Session, mailbox.Tokens(s.r.Tokens)
+	if s.r.CostUSD != nil {
+		c := *s.r.CostUSD
+		rec.CostUSD = &c
+	}
+	rec.End, rec.Detail = s.r.End(code)
+	if f := s.r.Failure; f != nil {
+		rec.ResetsAt = f.ResetsAt
+	}
+}
+
+// recordRun stores the run's record, retried like the run's end; a record
+// that cannot be written is noted in the log.
+func recordRun(db *mailbox.DB, spec Spec, rec mailbox.RunRecord) {
+	err := retry(EndPatience, func(ctx context.Context) error { return db.RecordRun(ctx, rec) })
+	if err != nil {
+		note(spec, "could not record the run: %v", err)
+	}
+}
+
+func (s *stream) copy(src io.Reader, raw, text io.Writer) {
+	br := bufio.NewReaderSize(src, 64<<10)
+	var line []byte
+	var out bytes.Buffer
+	for {
+		chunk, err := br.ReadSlice('\n')
+		if len(line)+len(chunk) <= maxStreamLine {
+			line = append(line, chunk...)
+		}
+		if errors.Is(err, bufio.ErrBufferFull) {
+			continue
+		}
+		if len(line) > 0 {
+			raw.Write(line)
+			if line[len(line)-1] != '\n' {
+				raw.Write([]byte{'\n'})
+			}
+			s.mu.Lock()
+			lines := s.r.Line(line)
+			if err != nil {
+				lines = append(lines, s.r.Flush()...)
+			}
+			fatal := s.r.Failure.Fatal()
+			s.mu.Unlock()
+			out.Reset()
+			for _, l := range lines {
+				out.WriteString(l)
+				// In tmux the pane's terminal turns it into "\r\n", as it
+				// did for the CLI's own output.
+				out.WriteByte('\n')
+			}
+			text.Write(out.Bytes())
+			if fatal {
+				s.fatalOnce.Do(func() { close(s.fatal) })
+			}
+			line = line[:0]
+		}
+		if err != nil {
+			return
+		}
+	}
+}
+
+// oneLine is s on one line, for a record's detail.
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
