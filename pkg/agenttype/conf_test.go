@@ -87,7 +87,7 @@ func TestParseErrors(t *testing.T) {
 		conf string
 		want string // the whole message, or a prefix when it ends in "…"
 	}{
-		{"command=a {prompt}\ncomand=x", `t.conf:2: unknown key "comand"; expected one of command, launch, boot, monitor, handshake, ready_timeout, env.NAME, unset_env, auth_env, auth_file, auth_login, install, offline_output, offline_after`},
+		{"command=a {prompt}\ncomand=x", `t.conf:2: unknown key "comand"; expected one of command, launch, boot, monitor, handshake, ready_timeout, env.NAME, unset_env, auth_env, auth_file, auth_login, install, offline_output, offline_after, stop_hook, stop_hook_max`},
 		{"command=a {prompt}\nauth_env=", `t.conf:2: auth_env is empty; expected space-separated environment variable names, any one of which holds a key`},
 		{"command=a {prompt}\nauth_env=A-B", `t.conf:2: auth_env: "A-B" is not a valid environment variable name; expected space-separated environment variable names`},
 		{"command=a {prompt}\noffline_output=(", `t.conf:2: offline_output="("; expected a regular expression…`},
