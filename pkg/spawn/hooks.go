@@ -10,8 +10,9 @@ import (
 	"github.com/teamkit/teamkit/pkg/briefing"
 )
 
-// stopHookVerb is inbox's hidden verb for the Stop hook (internal/cmd/inbox
-// StopHookVerb; commands never import each other, and pkg/spawn no command).
+// stopHookVerb is inbox's hidden verb for the Stop hook, spelt again here
+// because pkg/ never imports a command (internal/cmd/inbox StopHookVerb);
+// testdata/agents/claude_stophook.txtar fails if the two drift apart.
 const stopHookVerb = "__stop-hook"
 
 // stopHookArgs writes the run's hook settings, for a type with a stop hook,
