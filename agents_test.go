@@ -47,6 +47,18 @@ func agentCLIDir() string {
 
 type modelKey struct{}
 
+// releaseKey holds the channel that lets the Mail model's held turn go
+// ("model release").
+type releaseKey struct{}
+
+func closeOnce(c chan struct{}) {
+	select {
+	case <-c:
+	default:
+		close(c)
+	}
+}
+
 // agentWait bounds the waits of the agent scripts: a node CLI on a loaded
 // 2-core machine took a minute to start, so they wait longer than waitLimit.
 // Only a failing script waits this long.
@@ -99,6 +111,7 @@ func testAgents(t *testing.T, scripts string, files []string) {
 	params.Cmds["derivetype"] = deriveType
 	params.Cmds["runlog"] = runLog
 	params.Cmds["runprocs"] = runProcs
+	params.Cmds["runs"] = agentRuns
 	testscript.Run(t, params)
 }
 
@@ -118,6 +131,11 @@ func setupAgents(e *testscript.Env, cliDir string) error {
 	e.Defer(func() { srv.Close() })
 	e.Defer(func() { killAgents(e.Getenv("TEAMKIT_DB")) })
 	e.Values[modelKey{}] = srv
+	// One gate a script, for the Mail model; a held request is let go before
+	// the server closes.
+	release := make(chan struct{})
+	e.Values[releaseKey{}] = release
+	e.Defer(func() { closeOnce(release) })
 
 	home := e.Getenv("HOME")
 	bin, err := exec.LookPath("spawn") // testscript's directory of our commands
@@ -164,7 +182,7 @@ func setupAgents(e *testscript.Env, cliDir string) error {
 //	    the sum the model reported: over every request, or with turns over
 //	    the agent's own turns only (opencode counts no title request).
 func modelCmd(ts *testscript.TestScript, neg bool, args []string) {
-	const usage = "usage: model briefing TEAM NAME [TASKFILE] | model requests | model hold | model usage I O CR CW | model fault 401|429 SECONDS [usage]|none | model tokens TEAM [turns]"
+	const usage = "usage: model briefing TEAM NAME [TASKFILE] | model requests | model hold | model usage I O CR CW | model fault 401|429 SECONDS [usage]|none | model tokens TEAM [turns] | model mail | model release | model flood | model nudged TEAM NAME"
 	if neg || len(args) == 0 {
 		ts.Fatalf(usage)
 	}
@@ -209,6 +227,27 @@ func modelCmd(ts *testscript.TestScript, neg bool, args []string) {
 		}
 	case args[0] == "hold" && len(args) == 1:
 		srv.SetScript(modeltest.Hold)
+	case args[0] == "mail" && len(args) == 1:
+		srv.SetScript(modeltest.Mail(ts.Value(releaseKey{}).(chan struct{})))
+	case args[0] == "release" && len(args) == 1:
+		closeOnce(ts.Value(releaseKey{}).(chan struct{}))
+	case args[0] == "flood" && len(args) == 1:
+		srv.SetScript(modeltest.Flood)
+	case args[0] == "nudged" && len(args) == 3:
+		// The requests of the agent's latest run that asked the model again
+		// with a Stop hook's reason, with the turn each got.
+		a := latestRun(ts, args[1], args[2])
+		var out strings.Builder
+		n := 0
+		for _, r := range srv.Requests() {
+			if r.Conversation.Shell != "" && strings.Contains(r.Conversation.Briefing, a.Run) &&
+				strings.Contains(r.Conversation.Last, "New teamkit mail") {
+				n++
+				fmt.Fprintln(&out, requestLine(r))
+				fmt.Fprintf(&out, "asked: %s\n", strings.TrimSpace(r.Conversation.Last))
+			}
+		}
+		fmt.Fprintf(ts.Stdout(), "nudged=%d\n%s", n, out.String())
 	case args[0] == "requests" && len(args) == 1:
 		for _, r := range srv.Requests() {
 			fmt.Fprintln(ts.Stdout(), requestLine(r))
@@ -376,5 +415,17 @@ func runProcs(ts *testscript.TestScript, neg bool, args []string) {
 		if time.Now().After(deadline) {
 			ts.Fatalf("runprocs: the run's processes never matched %q:\n%s", want, b.String())
 		}
+	}
+}
+
+// agentRuns prints the runs of an agent, one id a line, from the files they
+// left in its run directory: "runs TEAM NAME".
+func agentRuns(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: runs TEAM NAME")
+	}
+	dir := filepath.Dir(latestRun(ts, args[0], args[1]).Log)
+	for _, run := range mailbox.Runs(filepath.Dir(filepath.Dir(dir)), args[0], args[1]) {
+		fmt.Fprintln(ts.Stdout(), run)
 	}
 }

@@ -35,7 +35,7 @@ func (s *Server) anthropicConversation(req anthropicRequest) Conversation {
 		}
 	}
 	var texts []string
-	for _, m := range req.Messages {
+	for i, m := range req.Messages {
 		var blocks []anthropicBlock
 		var str string
 		if json.Unmarshal(m.Content, &str) == nil {
@@ -47,6 +47,9 @@ func (s *Server) anthropicConversation(req anthropicRequest) Conversation {
 			switch {
 			case b.Type == "text" && m.Role == "user":
 				texts = append(texts, b.Text)
+				if i == len(req.Messages)-1 {
+					c.Last += b.Text + "\n"
+				}
 			case b.Type == "tool_result":
 				c.Results = append(c.Results, resultText(b.Content))
 			}

@@ -49,6 +49,10 @@ type Conversation struct {
 	Briefing string
 	// Results are the outputs of the tool calls so far, oldest first.
 	Results []string
+	// Last is the text of the conversation's last message when the user (or
+	// the CLI on its behalf, as with a hook's reason) sent it: what the
+	// model is asked now. Anthropic only.
+	Last string
 }
 
 // Turn is what the model answers: a shell command to run, or else a text

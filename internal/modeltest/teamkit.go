@@ -110,3 +110,82 @@ func firstMessageLine(out string) string {
 func quote(s string) string {
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
+
+// hookReason is how a teamkit Stop hook's reason starts (inbox
+// __stop-hook): the CLI sends it to the model when the hook blocks a stop.
+const hookReason = "New teamkit mail"
+
+// hookInbox is the command a hook's reason tells the model to run.
+var hookInbox = regexp.MustCompile("Run `([^`\n]*inbox)`")
+
+// nudged reports whether the model is being asked again by a Stop hook that
+// blocked its stop, and the inbox command the hook's reason spells.
+func nudged(c Conversation) (string, bool) {
+	if !strings.Contains(c.Last, hookReason) {
+		return "", false
+	}
+	m := hookInbox.FindStringSubmatch(c.Last)
+	if m == nil {
+		return "", false
+	}
+	return m[1], true
+}
+
+// Mail is a model whose agent marks ready, then works until release is
+// closed (its turn is held by the server), then ends its turn without
+// draining, as an agent does that finished its task while mail came. Asked
+// again by a Stop hook, it runs the inbox command the hook's reason spells,
+// replies to lead with the first line of what it read ('got: …'), and ends
+// its turn.
+func Mail(release <-chan struct{}) Script {
+	return func(c Conversation) Turn {
+		if inbox, ok := nudged(c); ok {
+			return Turn{Command: inbox}
+		}
+		last := ""
+		if len(c.Results) > 0 {
+			last = c.Results[len(c.Results)-1]
+		}
+		switch {
+		case len(c.Results) == 0:
+			return Turn{Command: find(readyRe, c.Briefing, "ready") + " mark"}
+		case len(c.Results) == 1:
+			<-release
+			return Turn{Text: "First task done."}
+		case strings.Contains(last, "--- id="):
+			return Turn{Command: find(inboxRe, c.Briefing, "inbox") + " send lead -- " + quote("got: "+firstMessageLine(last))}
+		}
+		return Turn{Text: "Done; the mail is answered."}
+	}
+}
+
+// Flood is a model whose agent marks ready and ends its turn without
+// draining; each time a Stop hook asks it again it drains its inbox and
+// sends itself one more message, so its mail keeps coming: only the hook's
+// cap ends the run.
+func Flood(c Conversation) Turn {
+	if inbox, ok := nudged(c); ok {
+		return Turn{Command: inbox}
+	}
+	last := ""
+	if len(c.Results) > 0 {
+		last = c.Results[len(c.Results)-1]
+	}
+	switch {
+	case len(c.Results) == 0:
+		return Turn{Command: find(readyRe, c.Briefing, "ready") + " mark"}
+	case strings.Contains(last, "--- id="):
+		return Turn{Command: find(inboxRe, c.Briefing, "inbox") + " send " + quote(nameOf(c.Briefing)) + " -- " + quote("more work")}
+	}
+	return Turn{Text: "Turn done."}
+}
+
+// nameRe finds the agent's name in a teamkit briefing.
+var nameRe = regexp.MustCompile(`You are the agent \*\*([^*\n]+)\*\*`)
+
+func nameOf(briefing string) string {
+	if m := nameRe.FindStringSubmatch(briefing); m != nil {
+		return m[1]
+	}
+	return "self"
+}

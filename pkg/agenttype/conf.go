@@ -123,6 +123,11 @@ type Conf struct {
 	// reads as it comes: "none" (the default) passes the output to the log
 	// as it is.
 	Output string
+	// StopHook is the CLI hook that tells a running agent of new mail when
+	// its turn ends (StopHookNone: none); StopHookMax caps how often one
+	// run is kept going by it.
+	StopHook    StopHook
+	StopHookMax int
 }
 
 // DefaultOfflineAfter is OfflineAfter when type.conf sets offline_output but
@@ -157,7 +162,7 @@ var (
 	placeholderNames = []string{"prompt", "prompt_file", "name", "team", "workdir", "typedir", "ready", "inbox", "ask"}
 )
 
-const knownKeys = "one of command, launch, boot, monitor, worktree, handshake, ready_timeout, env.NAME, unset_env, auth_env, auth_file, auth_login, install, offline_output, offline_after, output"
+const knownKeys = "one of command, launch, boot, monitor, worktree, handshake, ready_timeout, env.NAME, unset_env, auth_env, auth_file, auth_login, install, offline_output, offline_after, output, stop_hook, stop_hook_max"
 
 // Parse reads a type.conf. file names it in error messages. The format is
 // key=value lines; blank lines and lines whose first non-blank character is
@@ -305,6 +310,18 @@ func Parse(file string, data []byte) (Conf, error) {
 				return fail(n, fmt.Sprintf("offline_after=%q", value), "a whole number of seconds")
 			}
 			c.OfflineAfter = time.Duration(secs) * time.Second
+		case "stop_hook":
+			h, ok := parseStopHook(value)
+			if !ok {
+				return fail(n, fmt.Sprintf("stop_hook=%q", value), "claude (or no stop_hook line at all)")
+			}
+			c.StopHook = h
+		case "stop_hook_max":
+			max, expected := parseStopHookMax(value)
+			if expected != "" {
+				return fail(n, fmt.Sprintf("stop_hook_max=%q", value), expected)
+			}
+			c.StopHookMax = max
 		default:
 			name, isEnv := strings.CutPrefix(key, "env.")
 			if !isEnv {
@@ -323,6 +340,9 @@ func Parse(file string, data []byte) (Conf, error) {
 	}
 	if c.Output == "" {
 		c.Output = runstream.None
+	}
+	if c.StopHook != StopHookNone && c.StopHookMax == 0 {
+		c.StopHookMax = DefaultStopHookMax
 	}
 	if c.OfflineOutput != nil && c.OfflineAfter == 0 {
 		c.OfflineAfter = DefaultOfflineAfter

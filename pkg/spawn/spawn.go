@@ -27,6 +27,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -371,6 +372,11 @@ func (j *job) writeRun() error {
 	if err != nil {
 		return fmt.Errorf("type %s: %w", t.Name, err)
 	}
+	hookArgs, err := stopHookArgs(t.Conf, base, cmds, req.Team, req.Name)
+	if err != nil {
+		return err
+	}
+	argv = slices.Insert(argv, 1, hookArgs...)
 	j.env = AgentEnv(req.Environ, t.Conf, map[string]string{
 		"TEAMKIT_DB": j.dbPath, "TEAMKIT_TEAM": req.Team, "TEAMKIT_AGENT": req.Name,
 		"TEAMKIT_RUN": j.run, "TEAMKIT_ISSUE": req.Issue,

@@ -56,6 +56,7 @@ func build(env *command.Env) *cli.App {
 			listCommand(env),
 			pruneCommand(env),
 			copyCommand(env),
+			stopHookCommand(env),
 		},
 	}
 }
