@@ -49,6 +49,14 @@ type Channel interface {
 	Find(ctx context.Context, rd Round, a mailbox.Ask) (mailbox.Decision, bool, error)
 }
 
+// A PeopleReader is a channel with its own list of who may answer (GitHub's
+// deciders, Slack's people). The pass re-reads it first thing, asks or not:
+// a list that cannot be read is said at once, not when the first ask comes,
+// and the channel's approvals fail closed until it is fixed.
+type PeopleReader interface {
+	ReadPeople() error
+}
+
 // Description is a channel's record of an ask.
 type Description struct {
 	// KV are key, value pairs for ask's one-line result ("channel", "github", "issue", …).

@@ -113,17 +113,22 @@ func (c *GitHubChannel) Post(ctx context.Context, db *mailbox.DB, a mailbox.Ask,
 	return Post(ctx, db, gh, a, fresh)
 }
 
-// Ready makes the client and re-reads the deciders.
+// ReadPeople re-reads the deciders (PeopleReader).
+func (c *GitHubChannel) ReadPeople() error {
+	c.deciders, c.decidersErr = Deciders{}, nil
+	if c.Deciders == nil {
+		return nil
+	}
+	if c.deciders, c.decidersErr = c.Deciders(); c.decidersErr != nil {
+		c.deciders = Deciders{}
+		return fmt.Errorf("deciders: %s; no approval can be decided until it is fixed", text.OneLine(c.decidersErr.Error()))
+	}
+	return nil
+}
+
+// Ready makes the client.
 func (c *GitHubChannel) Ready(ctx context.Context, rd Round) error {
 	c.authors = map[string]string{}
-	c.deciders, c.decidersErr = Deciders{}, nil
-	if c.Deciders != nil {
-		c.deciders, c.decidersErr = c.Deciders()
-		if c.decidersErr != nil {
-			rd.Fail("error: deciders: %s; no approval can be decided until it is fixed", text.OneLine(c.decidersErr.Error()))
-			c.deciders = Deciders{}
-		}
-	}
 	_, err := c.client()
 	return err
 }

@@ -321,6 +321,14 @@ func (p *pass) finish(err error) error {
 // run is the pass up to its last re-spawn started (Pass waits for them).
 func (p *pass) run() error {
 	r, ctx := p.r, p.ctx
+	for _, ch := range r.Channels {
+		if pr, ok := ch.(PeopleReader); ok {
+			if err := pr.ReadPeople(); err != nil {
+				p.count()
+				r.note("error: %v", err)
+			}
+		}
+	}
 	done := map[int64]bool{}
 	intents, err := r.DB.ResumeIntents(ctx, r.Team)
 	if err != nil {

@@ -349,17 +349,22 @@ func (c *SlackChannel) Post(ctx context.Context, db *mailbox.DB, a mailbox.Ask, 
 	return a, &OptionalError{fmt.Errorf("%w; resume posts it to Slack later, once", err)}
 }
 
-// Ready makes the client and re-reads who may answer.
+// ReadPeople re-reads who may answer (PeopleReader).
+func (c *SlackChannel) ReadPeople() error {
+	c.people, c.peopleErr = SlackPeople{}, nil
+	if c.People == nil {
+		return nil
+	}
+	if c.people, c.peopleErr = c.People(); c.peopleErr != nil {
+		c.people = SlackPeople{}
+		return fmt.Errorf("slack: %s; nothing said in Slack counts until it is fixed", text.OneLine(c.peopleErr.Error()))
+	}
+	return nil
+}
+
+// Ready makes the client.
 func (c *SlackChannel) Ready(ctx context.Context, rd Round) error {
 	c.limited = false
-	c.people, c.peopleErr = SlackPeople{}, nil
-	if c.People != nil {
-		c.people, c.peopleErr = c.People()
-		if c.peopleErr != nil {
-			rd.Fail("error: slack: %s; nothing said in Slack counts until it is fixed", text.OneLine(c.peopleErr.Error()))
-			c.people = SlackPeople{}
-		}
-	}
 	if c.Client == nil {
 		return &ConfigError{Err: fmt.Errorf("slack: %s is not set, and asks await answers in Slack", EnvSlackBotToken),
 			Hint: "set " + EnvSlackBotToken + " to the bot token (xoxb-…) of the app that posted them"}
