@@ -9,8 +9,9 @@ function __fish_stale_no_subcommand --description 'Test if there has been any su
     return 0
 end
 
-complete -c stale -n '__fish_stale_no_subcommand' -f -l to -r -d 'only messages to `AGENT`'
+complete -c stale -n '__fish_stale_no_subcommand' -f -l to -r -d 'only messages to `AGENT` (with --idle: only that agent)'
 complete -c stale -n '__fish_stale_no_subcommand' -f -l min -r -d 'unread for at least `N` minutes'
+complete -c stale -n '__fish_stale_no_subcommand' -f -l idle -r -d 'list running agents silent for at least `N` minutes, not messages'
 complete -c stale -n '__fish_stale_no_subcommand' -f -l db -r -d 'mailbox: a SQLite file `PATH` or a postgres:// URL (default $TEAMKIT_DB, else $XDG_STATE_HOME/teamkit/teamkit.db)'
 complete -c stale -n '__fish_stale_no_subcommand' -f -l json -d 'print JSON, one object per line'
 complete -c stale -n '__fish_stale_no_subcommand' -f -l help -s h -d 'show help'

@@ -322,7 +322,7 @@ func Supervise(ctx context.Context, spec Spec, db *mailbox.DB, stdout, stderr io
 			note(spec, "the agent's CLI reported %s: %s", end, detail)
 			stop()
 		case <-beat:
-			if err := db.Heartbeat(ctx, spec.Team, spec.Name, spec.Run); err != nil {
+			if err := db.Heartbeat(ctx, spec.Team, spec.Name, spec.Run, time.Since(lastEvent(spec, rec.StartedAt, st))); err != nil {
 				note(spec, "%v", err)
 			}
 			if st != nil {

@@ -24,8 +24,10 @@ const maxStreamLine = 4 << 20
 // or the tmux pane, whose output is piped into the log), the raw lines to
 // StreamPath beside the log, and the events into a runstream.Reader.
 type stream struct {
-	mu   sync.Mutex
-	r    *runstream.Reader
+	mu sync.Mutex
+	r  *runstream.Reader
+	// last is when the stream's last line came (see lastEvent).
+	last time.Time
 	done chan struct{}
 	// fatal is closed when the stream reports a failure no retry can
 	// mend (runstream.Failure.Fatal): the supervisor stops the run.
@@ -114,6 +116,7 @@ func (s *stream) copy(src io.Reader, raw, text io.Writer) {
 				raw.Write([]byte{'\n'})
 			}
 			s.mu.Lock()
+			s.last = time.Now()
 			lines := s.r.Line(line)
 			if err != nil {
 				lines = append(lines, s.r.Flush()...)

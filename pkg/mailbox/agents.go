@@ -50,6 +50,10 @@ type Agent struct {
 	// branch (spawn --worktree), "" when it has none.
 	Worktree string `json:"worktree"`
 	Branch   string `json:"branch"`
+	// LastActiveAt is when the run's agent last wrote a line of output or
+	// a stream event, as of its supervisor's latest heartbeat (so at most
+	// one heartbeat old); the run's start until then, nil before it starts.
+	LastActiveAt *time.Time `json:"last_active_at"`
 }
 
 // MarshalJSON adds heartbeat_interval_seconds beside the contract's fields.
@@ -71,7 +75,7 @@ type Process struct {
 }
 
 var agentFields = []string{"team", "name", "type", "run", "pid", "state", "exit_code", "log", "issue", "task", "workdir", "created_at", "updated_at",
-	"host", "pid_start", "boot_id", "heartbeat_at", "heartbeat_ms", "resume_of", "worktree", "branch"}
+	"host", "pid_start", "boot_id", "heartbeat_at", "heartbeat_ms", "resume_of", "worktree", "branch", "active_at"}
 
 func agentColsAs(alias string) string {
 	cols := make([]string, len(agentFields))
@@ -84,12 +88,12 @@ func agentColsAs(alias string) string {
 // nullAgent scans an agent that may be absent (a LEFT JOIN).
 type nullAgent struct {
 	team, name, typ, run, state, log, issue, task, workdir, host, boot, resumeOf, worktree, branch sql.NullString
-	pid, exit, created, updated, start, heartbeat, heartbeatMS                                     sql.NullInt64
+	pid, exit, created, updated, start, heartbeat, heartbeatMS, active                             sql.NullInt64
 }
 
 func (n *nullAgent) dest() []any {
 	return []any{&n.team, &n.name, &n.typ, &n.run, &n.pid, &n.state, &n.exit, &n.log, &n.issue, &n.task, &n.workdir, &n.created, &n.updated,
-		&n.host, &n.start, &n.boot, &n.heartbeat, &n.heartbeatMS, &n.resumeOf, &n.worktree, &n.branch}
+		&n.host, &n.start, &n.boot, &n.heartbeat, &n.heartbeatMS, &n.resumeOf, &n.worktree, &n.branch, &n.active}
 }
 
 func (n *nullAgent) agent() *Agent {
@@ -105,6 +109,10 @@ func (n *nullAgent) agent() *Agent {
 	if n.heartbeat.Valid {
 		t := fromNanos(n.heartbeat)
 		a.HeartbeatAt = &t
+	}
+	if n.active.Valid {
+		t := fromNanos(n.active)
+		a.LastActiveAt = &t
 	}
 	if n.exit.Valid {
 		c := int(n.exit.Int64)
@@ -165,7 +173,7 @@ func (d *DB) RecordLaunch(ctx context.Context, a Agent) error {
 		   run = excluded.run, pid = excluded.pid, state = excluded.state, exit_code = NULL,
 		   log = excluded.log, updated_at = excluded.updated_at,
 		   host = excluded.host, pid_start = excluded.pid_start, boot_id = excluded.boot_id,
-		   heartbeat_at = NULL, heartbeat_ms = 0, resume_of = excluded.resume_of,
+		   heartbeat_at = NULL, heartbeat_ms = 0, active_at = NULL, resume_of = excluded.resume_of,
 		   worktree = excluded.worktree, branch = excluded.branch`,
 		a.Team, a.Name, a.Type, a.Task, a.Issue, a.Workdir, a.Run, a.PID, a.State, a.Log, now, now,
 		a.Host, int64(a.PIDStart), a.BootID, a.ResumeOf, a.Worktree, a.Branch)
@@ -204,12 +212,16 @@ func (d *DB) SetAgentPID(ctx context.Context, team, name, run string, p Process)
 	return d.fail("update agent", err)
 }
 
-// Heartbeat renews the run's heartbeat while it has not ended.
-func (d *DB) Heartbeat(ctx context.Context, team, name, run string) error {
+// Heartbeat renews the run's heartbeat while it has not ended, and with
+// it the run's last activity: idle ago by the database's clock (the
+// supervisor measures idle on its own clock, so hosts' skew does not
+// matter).
+func (d *DB) Heartbeat(ctx context.Context, team, name, run string, idle time.Duration) error {
+	now := d.stamp()
 	_, err := d.db.ExecContext(ctx,
-		`UPDATE agents SET heartbeat_at = `+d.clockSQL()+`
+		`UPDATE agents SET heartbeat_at = `+d.clockSQL()+`, active_at = `+d.clockSQL()+` - ?
 		 WHERE team = ? AND name = ? AND run = ? AND state NOT IN ('`+StateExited+`', '`+StateFailed+`')`,
-		d.stamp(), team, name, run)
+		now, now, max(idle, 0).Nanoseconds(), team, name, run)
 	return d.fail("renew heartbeat", err)
 }
 

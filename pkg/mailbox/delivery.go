@@ -73,9 +73,10 @@ func (d *DB) StartRun(ctx context.Context, team, name, run string, p Process, as
 		now := d.stamp()
 		_, err := tx.ExecContext(ctx,
 			`UPDATE agents SET state = ?, pid = ?, pid_start = ?, boot_id = ?, host = ?,
-			   heartbeat_at = `+d.clockSQL()+`, heartbeat_ms = ?, updated_at = `+d.clockSQL()+`
+			   heartbeat_at = `+d.clockSQL()+`, heartbeat_ms = ?, updated_at = `+d.clockSQL()+`,
+			   active_at = `+d.clockSQL()+`
 			 WHERE team = ? AND name = ? AND run = ? AND state NOT IN ('`+StateExited+`', '`+StateFailed+`')`,
-			StateRunning, p.PID, int64(p.Start), p.Boot, p.Host, now, p.Heartbeat.Milliseconds(), now, team, name, run)
+			StateRunning, p.PID, int64(p.Start), p.Boot, p.Host, now, p.Heartbeat.Milliseconds(), now, now, team, name, run)
 		return err
 	})
 }

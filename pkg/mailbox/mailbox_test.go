@@ -1163,8 +1163,12 @@ func testAgentIdentityAndHeartbeat(t *testing.T, be backend) {
 	if err := db.StartRun(ctx, "t", "a", "r1", p, 0); err != nil {
 		t.Fatal(err)
 	}
+	// A run's activity starts with the run.
+	if a, _ := db.Agent(ctx, "t", "a"); a.LastActiveAt == nil || !stamped(t, db, c, *a.LastActiveAt) {
+		t.Fatalf("after StartRun: last active %v, want now", a.LastActiveAt)
+	}
 	c.Add(time.Minute)
-	if err := db.Heartbeat(ctx, "t", "a", "r1"); err != nil {
+	if err := db.Heartbeat(ctx, "t", "a", "r1", 20*time.Second); err != nil {
 		t.Fatal(err)
 	}
 	a, err := db.Agent(ctx, "t", "a")
@@ -1172,11 +1176,18 @@ func testAgentIdentityAndHeartbeat(t *testing.T, be backend) {
 		a.HeartbeatAt == nil || !stamped(t, db, c, *a.HeartbeatAt) || a.State != mailbox.StateRunning {
 		t.Fatalf("after SetAgentRunning and Heartbeat: %+v, %v", a, err)
 	}
+	// The heartbeat carries the agent's silence: its last event was 20 s
+	// before the beat, by the database's clock (which PostgreSQL reads
+	// once for each of the two).
+	if a.LastActiveAt == nil || (a.HeartbeatAt.Sub(*a.LastActiveAt)-20*time.Second).Abs() > time.Second {
+		t.Fatalf("last active %v with heartbeat %v, want 20s before it", a.LastActiveAt, a.HeartbeatAt)
+	}
 	js, err := json.Marshal(a)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, f := range []string{`"pid":42`, `"host":"hostA"`, `"pid_start":9000`, `"boot_id":"b-1"`, `"heartbeat_at":"` + a.HeartbeatAt.Format(time.RFC3339Nano) + `"`, `"heartbeat_interval_seconds":2`, `"exit_code":null`} {
+	for _, f := range []string{`"pid":42`, `"host":"hostA"`, `"pid_start":9000`, `"boot_id":"b-1"`, `"heartbeat_at":"` + a.HeartbeatAt.Format(time.RFC3339Nano) + `"`, `"heartbeat_interval_seconds":2`, `"exit_code":null`,
+		`"last_active_at":"` + a.LastActiveAt.Format(time.RFC3339Nano) + `"`} {
 		if !strings.Contains(string(js), f) {
 			t.Errorf("agent JSON %s lacks %s", js, f)
 		}
@@ -1186,7 +1197,7 @@ func testAgentIdentityAndHeartbeat(t *testing.T, be backend) {
 	if err := db.RecordLaunch(ctx, mailbox.Agent{Team: "t", Name: "a", Type: "x", Run: "r2", State: mailbox.StateStarting, Host: "hostB"}); err != nil {
 		t.Fatal(err)
 	}
-	if a, _ := db.Agent(ctx, "t", "a"); a.HeartbeatAt != nil || a.Host != "hostB" || a.PIDStart != 0 {
+	if a, _ := db.Agent(ctx, "t", "a"); a.HeartbeatAt != nil || a.LastActiveAt != nil || a.Host != "hostB" || a.PIDStart != 0 {
 		t.Fatalf("relaunch kept the old run's identity: %+v", a)
 	}
 	db.StartRun(ctx, "t", "a", "r2", mailbox.Process{PID: 7, Start: 1, Boot: "b-2", Host: "hostB"}, 0)
@@ -1200,7 +1211,7 @@ func testAgentIdentityAndHeartbeat(t *testing.T, be backend) {
 		t.Fatal(err)
 	}
 	c.Add(time.Minute)
-	db.Heartbeat(ctx, "t", "a", "r2")
+	db.Heartbeat(ctx, "t", "a", "r2", 0)
 	if a, _ := db.Agent(ctx, "t", "a"); a.HeartbeatAt == nil || a.HeartbeatAt.Equal(c.Now()) {
 		t.Fatalf("heartbeat renewed after the exit: %+v", a)
 	}

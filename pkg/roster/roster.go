@@ -264,6 +264,18 @@ func RunStarted(run string) time.Time {
 	return t
 }
 
+// Silence is how long a's run has shown no activity (its last line of
+// output or stream event, mailbox.Agent.LastActiveAt, as of its latest
+// heartbeat), by the database's clock; ok only when state, a's observed
+// state (State), is running or ready: an ended or lost run is not silent,
+// it is gone.
+func Silence(a *mailbox.Agent, state string, here Here) (d time.Duration, ok bool) {
+	if a == nil || a.LastActiveAt == nil || (state != Running && state != Ready) {
+		return 0, false
+	}
+	return max(here.Now.Sub(*a.LastActiveAt), 0), true
+}
+
 // Age is a short duration: 45s, 12m, 3h05m, 2d04h.
 func Age(d time.Duration) string {
 	switch {

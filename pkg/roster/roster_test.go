@@ -95,3 +95,30 @@ func TestHolds(t *testing.T) {
 		}
 	}
 }
+
+// Silence is measured by the database's clock (here.Now), for a run
+// observed running or ready only.
+func TestSilence(t *testing.T) {
+	now := time.Date(2026, 12, 4, 5, 0, 0, 0, time.UTC)
+	here := roster.Here{Host: "h1", Now: now}
+	at := now.Add(-90 * time.Second)
+	ahead := now.Add(time.Second) // written by a clock a little ahead
+	for _, tc := range []struct {
+		a     *mailbox.Agent
+		state string
+		want  time.Duration
+		ok    bool
+	}{
+		{&mailbox.Agent{LastActiveAt: &at}, roster.Running, 90 * time.Second, true},
+		{&mailbox.Agent{LastActiveAt: &at}, roster.Ready, 90 * time.Second, true},
+		{&mailbox.Agent{LastActiveAt: &ahead}, roster.Running, 0, true},
+		{&mailbox.Agent{LastActiveAt: &at}, roster.Lost, 0, false},
+		{&mailbox.Agent{LastActiveAt: &at}, roster.Exited, 0, false},
+		{&mailbox.Agent{}, roster.Running, 0, false}, // not started yet
+		{nil, roster.NeverSpawned, 0, false},
+	} {
+		if d, ok := roster.Silence(tc.a, tc.state, here); d != tc.want || ok != tc.ok {
+			t.Errorf("Silence(%v, %s) = %v, %v; want %v, %v", tc.a, tc.state, d, ok, tc.want, tc.ok)
+		}
+	}
+}

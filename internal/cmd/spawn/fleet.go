@@ -1,6 +1,7 @@
 package spawn
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -27,12 +28,19 @@ func listCommand(env *command.Env) *cli.Command {
 		Name:      "list",
 		Usage:     "the team's agents: state, pid, unread work, open question, log",
 		ArgsUsage: "<team>",
-		UsageText: "spawn list <team> [--json]",
+		UsageText: "spawn list <team> [--json] [--watch [--interval D]]",
 		Description: "STATE is running, ready, starting, exited code=N, lost (recorded as running, but the process is gone),\n" +
 			"awaiting-human (it asked and exited; resume brings it back), failed-to-start, or never-spawned (mail waits\n" +
-			"for a name spawn never started). UNREAD and OLDEST are its unread messages and the age of the oldest.\n\n" +
-			"Examples:\n   spawn list myteam\n   spawn list myteam --json | jq -r 'select(.state == \"lost\") | .name'",
-		Flags:  command.Common(),
+			"for a name spawn never started). ACTIVE is how long ago a running agent last printed a line or a stream\n" +
+			"event (as of its last heartbeat). UNREAD and OLDEST are its unread messages and the age of the oldest.\n" +
+			"--watch redraws the table when the mailbox changes and every --interval, in place on a terminal\n" +
+			"(successive tables on a pipe), until interrupted.\n\n" +
+			"Examples:\n   spawn list myteam\n   spawn list myteam --watch\n" +
+			"   spawn list myteam --json | jq -r 'select(.state == \"lost\") | .name'",
+		Flags: command.Common(
+			&cli.BoolFlag{Name: "watch", Aliases: []string{"w"}, Usage: "redraw the table until interrupted"},
+			command.DurationFlagDefault("interval", "redraw --watch's table at least every `D` (2 = 2s, 500ms)", defaultWatchInterval),
+		),
 		Action: func(c *cli.Context) error { return command.ParseThenRun(c, env, parseList, (*listOptions).run) },
 	}
 }
@@ -68,10 +76,13 @@ type listed struct {
 	Worktree      string     `json:"worktree"`
 	Branch        string     `json:"branch"`
 	StartedAt     *time.Time `json:"started_at"`
-	Unread        int        `json:"unread"`
-	OldestUnread  *time.Time `json:"oldest_unread_at"`
-	OldestAge     *int64     `json:"oldest_unread_seconds"`
-	Ask           *listedAsk `json:"ask"`
+	// LastActiveAt is when the run last printed a line or a stream event
+	// (mailbox.Agent.LastActiveAt), as of its last heartbeat.
+	LastActiveAt *time.Time `json:"last_active_at"`
+	Unread       int        `json:"unread"`
+	OldestUnread *time.Time `json:"oldest_unread_at"`
+	OldestAge    *int64     `json:"oldest_unread_seconds"`
+	Ask          *listedAsk `json:"ask"`
 	// Tokens and CostUSD are those of the latest run (spawn runs).
 	Tokens  mailbox.Tokens `json:"tokens"`
 	CostUSD *float64       `json:"cost_usd"`
@@ -84,10 +95,20 @@ type listedAsk struct {
 	CreatedAt time.Time `json:"created_at"`
 }
 
+// defaultWatchInterval and minWatchInterval bound how often spawn list
+// --watch redraws without a change: ages (ACTIVE, OLDEST) move on their own.
+const (
+	defaultWatchInterval = 2 * time.Second
+	minWatchInterval     = 100 * time.Millisecond
+)
+
 // listOptions is one `spawn list`, parsed and checked.
 type listOptions struct {
 	Team string
 	JSON bool
+	// Watch redraws the table every Interval, and when the mailbox changes.
+	Watch    bool
+	Interval time.Duration
 	// RunsDir holds the mailbox's run files on this host; Host names it.
 	RunsDir, Host string
 }
@@ -100,11 +121,29 @@ func parseList(c *cli.Context, env *command.Env) (*listOptions, error) {
 	if len(rest) > 0 {
 		return nil, command.Usagef("unexpected argument %q (usage: spawn list <team>)", rest[0])
 	}
-	return &listOptions{Team: team, JSON: c.Bool("json"), RunsDir: command.RunsDir(c, env), Host: roster.HostName(env.Getenv)}, nil
+	o := &listOptions{Team: team, JSON: c.Bool("json"), Watch: c.Bool("watch"), Interval: command.Duration(c, "interval"),
+		RunsDir: command.RunsDir(c, env), Host: roster.HostName(env.Getenv)}
+	switch {
+	case o.Watch && o.JSON:
+		return nil, command.WithHint(command.Usagef("--watch draws a table; it does not take --json"),
+			"for JSON, run 'spawn list "+team+" --json' as often as you need")
+	case o.Interval < minWatchInterval:
+		return nil, command.Usagef("--interval %s is too short: want %s or more (say 2, 1m)", o.Interval, minWatchInterval)
+	}
+	return o, nil
 }
 
-// run prints the team's agents, one line (or JSON object) each.
+// run prints the team's agents, one line (or JSON object) each; with
+// Watch, again and again until ctx ends.
 func (o *listOptions) run(ctx context.Context, env *command.Env, db *mailbox.DB) error {
+	if !o.Watch {
+		return o.print(ctx, env, db, env.Stdout)
+	}
+	return o.watch(ctx, env, db)
+}
+
+// print writes the team's agents to w, one line (or JSON object) each.
+func (o *listOptions) print(ctx context.Context, env *command.Env, db *mailbox.DB, w io.Writer) error {
 	team := o.Team
 	launch.RecordSpooled(ctx, db, o.RunsDir, team)
 	here, err := roster.At(ctx, db, o.Host)
@@ -115,7 +154,7 @@ func (o *listOptions) run(ctx context.Context, env *command.Env, db *mailbox.DB)
 	if err != nil {
 		return err
 	}
-	if len(entries) == 0 {
+	if len(entries) == 0 && !o.Watch {
 		command.NoteUnknownTeam(ctx, env, "spawn", db, team)
 	}
 	latest, err := db.LatestRuns(ctx, team)
@@ -129,17 +168,17 @@ func (o *listOptions) run(ctx context.Context, env *command.Env, db *mailbox.DB)
 			if r, ok := latest[e.Name]; ok {
 				l.Tokens, l.CostUSD = r.Tokens, r.CostUSD
 			}
-			if err := command.JSON(env.Stdout, l); err != nil {
+			if err := command.JSON(w, l); err != nil {
 				return err
 			}
 		}
 		return nil
 	}
-	if len(entries) == 0 {
+	if len(entries) == 0 && !o.Watch {
 		return nil
 	}
-	tw := tabwriter.NewWriter(env.Stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "NAME\tTYPE\tSTATE\tPID\tSTARTED\tUNREAD\tOLDEST\tASK\tTOKENS\tCOST\tLOG")
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "NAME\tTYPE\tSTATE\tPID\tSTARTED\tACTIVE\tUNREAD\tOLDEST\tASK\tTOKENS\tCOST\tLOG")
 	for _, e := range entries {
 		state := e.State
 		if e.Detail != "" && !strings.HasPrefix(e.Detail, "pid=") {
@@ -155,6 +194,10 @@ func (o *listOptions) run(ctx context.Context, env *command.Env, db *mailbox.DB)
 		if !e.Started.IsZero() {
 			started = command.FormatTime(e.Started)
 		}
+		active := "-"
+		if d, ok := roster.Silence(e.Agent, e.State, here); ok {
+			active = roster.Age(d)
+		}
 		oldest := "-"
 		if e.Unread.Count > 0 {
 			oldest = roster.Age(now.Sub(e.Unread.Oldest))
@@ -167,9 +210,52 @@ func (o *listOptions) run(ctx context.Context, env *command.Env, db *mailbox.DB)
 		if r, ok := latest[e.Name]; ok {
 			tokens, cost = tokensOf(r.Tokens), costOf(r.CostUSD)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\n", e.Name, typ, state, pid, started, e.Unread.Count, oldest, ask, tokens, cost, log)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\n", e.Name, typ, state, pid, started, active, e.Unread.Count, oldest, ask, tokens, cost, log)
 	}
 	return tw.Flush()
+}
+
+// watch prints the table, then again each time the mailbox changes or
+// Interval passes, until ctx ends (Ctrl-C: exit 0). On a terminal each
+// table is drawn over the last one (cursor home, each line cleared to its
+// end, then the rest of the screen: no flicker); on a pipe the tables
+// follow each other, a blank line apart.
+func (o *listOptions) watch(ctx context.Context, env *command.Env, db *mailbox.DB) error {
+	var buf bytes.Buffer
+	for {
+		buf.Reset()
+		err := o.print(ctx, env, db, &buf)
+		if ctx.Err() != nil {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if env.StdoutTTY {
+			out := bytes.ReplaceAll(buf.Bytes(), []byte("\n"), []byte("\x1b[K\n"))
+			buf.Reset()
+			buf.WriteString("\x1b[H")
+			buf.Write(out)
+			buf.WriteString("\x1b[J")
+		} else {
+			buf.WriteString("\n")
+		}
+		if _, err := env.Stdout.Write(buf.Bytes()); err != nil {
+			return err
+		}
+		first := true
+		_, err = db.Watch(ctx, o.Team, time.Now().Add(o.Interval), func() (bool, error) {
+			changed := !first
+			first = false
+			return changed, nil
+		})
+		if ctx.Err() != nil {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+	}
 }
 
 func toListed(team string, e roster.Entry, now time.Time) listed {
@@ -177,6 +263,10 @@ func toListed(team string, e roster.Entry, now time.Time) listed {
 	if a := e.Agent; a != nil {
 		l.Type, l.Run, l.PID, l.RecordedState, l.ExitCode, l.Log, l.Issue = a.Type, a.Run, a.PID, a.State, a.ExitCode, a.Log, a.Issue
 		l.Worktree, l.Branch = a.Worktree, a.Branch
+		if a.LastActiveAt != nil {
+			t := a.LastActiveAt.UTC()
+			l.LastActiveAt = &t
+		}
 	}
 	if !e.Started.IsZero() {
 		t := e.Started.UTC()

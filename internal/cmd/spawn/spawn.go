@@ -72,7 +72,7 @@ func build(env *command.Env, h Hooks) *cli.App {
 		Usage:     "start an agent of a type, briefed whole, and wait until it is really ready",
 		ArgsUsage: "<type> <name>",
 		UsageText: "spawn <type> <name> [--team T] [--task TEXT | --task-file F] [--issue OWNER/REPO#N] [--timeout D] [--workdir DIR] [--replace] [--no-auth-check] [--max-running N [--no-wait]] [--worktree] [--grace D] [--json]\n" +
-			"spawn list <team> [--json]\n" +
+			"spawn list <team> [--json] [--watch [--interval D]]\n" +
 			"spawn log <team> <name> [--follow]\n" +
 			"spawn stop <team> (<name> | --all) [--grace D] [--clean]",
 		Description: "Types are looked up in $TEAMKIT_TYPES (colon-separated), $XDG_CONFIG_HOME/teamkit/types, then the built-in types.\n" +

@@ -1,12 +1,15 @@
 // Package stale is the stale command: messages sent but never read.
 //
-//	stale <team> [--to AGENT] [--min N] [--json]
+//	stale <team> [--to AGENT] [--min N | --idle N] [--json]
 //
 // It lists the team's messages still unread N minutes (default 10) after
 // they were sent — id, recipient, sender, age, first line — with what is
 // known of the recipient (roster.Describe): never spawned, running, ready,
-// exited (with its code), lost, or awaiting a human. Exit 2 when any exist, 0 when none: built for cron
-// ("stale myteam --min 10 || notify") and for dispatch loops.
+// exited (with its code), lost, or awaiting a human. With --idle it lists
+// instead the running agents silent for N minutes: no line of output nor
+// stream event (mailbox.Agent.LastActiveAt). Exit 2 when any exist, 0 when
+// none: built for cron ("stale myteam --min 10 || notify") and for
+// dispatch loops.
 //
 // Internal: the commands' own code; no user should import it.
 package stale
@@ -16,7 +19,9 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"sort"
 	"text/tabwriter"
 	"time"
 
@@ -37,16 +42,20 @@ func build(env *command.Env) *cli.App {
 		Name:      "stale",
 		Usage:     "list messages sent but still unread after N minutes; exit 2 when any",
 		ArgsUsage: "<team>",
-		UsageText: "stale <team> [--to AGENT] [--min N] [--json]",
+		UsageText: "stale <team> [--to AGENT] [--min N | --idle N] [--json]",
 		Description: "<team> defaults to $TEAMKIT_TEAM. RECIPIENT says whether the worker is slow or dead: never-spawned,\n" +
 			"running/ready pid=N, exited code=N, lost pid=N (gone without an exit code), awaiting-human ask=N.\n" +
-			"Exit status: 0 none, 2 stale messages exist, 1 failure, 64 usage error.\n\n" +
+			"--idle N lists instead the running agents that printed nothing (no line, no stream event) for N minutes,\n" +
+			"as of their last heartbeat.\n" +
+			"Exit status: 0 none, 2 stale messages (idle agents) exist, 1 failure, 64 usage error.\n\n" +
 			"Examples:\n" +
 			"   stale myteam --min 10 || echo \"work is sitting unread\"\n" +
-			"   stale myteam --to w1 --min 0 --json",
+			"   stale myteam --to w1 --min 0 --json\n" +
+			"   stale myteam --idle 15 || echo \"a worker is stuck\"",
 		Flags: command.Common(
-			&cli.StringFlag{Name: "to", Usage: "only messages to `AGENT`"},
+			&cli.StringFlag{Name: "to", Usage: "only messages to `AGENT` (with --idle: only that agent)"},
 			&cli.Float64Flag{Name: "min", Value: 10, Usage: "unread for at least `N` minutes"},
+			&cli.Float64Flag{Name: "idle", Usage: "list running agents silent for at least `N` minutes, not messages"},
 		),
 		Action: func(c *cli.Context) error { return run(c, env) },
 	}
@@ -83,8 +92,11 @@ type Options struct {
 	// To is the one recipient looked at, "" for the whole team.
 	To string
 	// Min is how long a message must have been unread.
-	Min  time.Duration
-	JSON bool
+	Min time.Duration
+	// Idle, when IdleSet, lists running agents silent that long instead.
+	Idle    time.Duration
+	IdleSet bool
+	JSON    bool
 	// RunsDir holds the mailbox's run files on this host; Host names it.
 	RunsDir, Host string
 }
@@ -107,11 +119,21 @@ func parse(c *cli.Context, env *command.Env) (*Options, error) {
 			return nil, err
 		}
 	}
-	mins := c.Float64("min")
-	if !(mins >= 0 && mins <= 1e8) { // also refuses NaN and Inf
-		return nil, command.Usagef("--min must be a number of minutes from 0 to 100000000")
+	mins, idle := c.Float64("min"), c.Float64("idle")
+	for _, f := range []struct {
+		name string
+		v    float64
+	}{{"min", mins}, {"idle", idle}} {
+		if !(f.v >= 0 && f.v <= 1e8) { // also refuses NaN and Inf
+			return nil, command.Usagef("--%s must be a number of minutes from 0 to 100000000", f.name)
+		}
 	}
-	return &Options{Team: team, To: to, Min: time.Duration(mins * float64(time.Minute)), JSON: c.Bool("json"),
+	if c.IsSet("idle") && c.IsSet("min") {
+		return nil, command.WithHint(command.Usagef("--idle lists agents and --min messages; give one of them"),
+			"run stale twice: 'stale "+team+" --min N' and 'stale "+team+" --idle N'")
+	}
+	return &Options{Team: team, To: to, Min: time.Duration(mins * float64(time.Minute)),
+		Idle: time.Duration(idle * float64(time.Minute)), IdleSet: c.IsSet("idle"), JSON: c.Bool("json"),
 		RunsDir: command.RunsDir(c, env), Host: roster.HostName(env.Getenv)}, nil
 }
 
@@ -123,6 +145,9 @@ func (o *Options) run(ctx context.Context, env *command.Env, db *mailbox.DB) err
 	here, err := roster.At(ctx, db, o.Host)
 	if err != nil {
 		return err
+	}
+	if o.IdleSet {
+		return o.idle(ctx, env, db, here)
 	}
 	msgs, err := db.Stale(ctx, team, o.To, now.Add(-o.Min))
 	if err != nil {
@@ -160,6 +185,76 @@ func (o *Options) run(ctx context.Context, env *command.Env, db *mailbox.DB) err
 		return err
 	}
 	if len(msgs) > 0 {
+		return command.Condition()
+	}
+	return nil
+}
+
+// IdleRow is one silent agent as --idle --json prints it: who, how long it
+// has been silent and since when, what is known of it (as RECIPIENT says
+// it), and its record.
+type IdleRow struct {
+	Team         string         `json:"team"`
+	Name         string         `json:"name"`
+	IdleSeconds  int64          `json:"idle_seconds"`
+	LastActiveAt time.Time      `json:"last_active_at"`
+	State        string         `json:"state"`
+	Agent        *mailbox.Agent `json:"agent"`
+}
+
+// idle lists the running agents silent for at least Idle, longest silent
+// first; exit 2 when there are any.
+func (o *Options) idle(ctx context.Context, env *command.Env, db *mailbox.DB, here roster.Here) error {
+	var agents []mailbox.Agent
+	if o.To != "" {
+		a, err := db.Agent(ctx, o.Team, o.To)
+		if err != nil && !errors.Is(err, mailbox.ErrNotFound) {
+			return err
+		}
+		if err == nil {
+			agents = append(agents, a)
+		}
+	} else {
+		var err error
+		if agents, err = db.Agents(ctx, o.Team); err != nil {
+			return err
+		}
+	}
+	var rows []IdleRow
+	for i := range agents {
+		a := &agents[i]
+		state, _ := roster.State(a, nil, here)
+		if d, ok := roster.Silence(a, state, here); ok && d >= o.Idle {
+			rows = append(rows, IdleRow{Team: o.Team, Name: a.Name, IdleSeconds: int64(d.Seconds()),
+				LastActiveAt: a.LastActiveAt.UTC(), State: roster.Describe(a, nil, here), Agent: a})
+		}
+	}
+	if len(agents) == 0 && o.To == "" {
+		command.NoteUnknownTeam(ctx, env, "stale", db, o.Team)
+	}
+	sort.SliceStable(rows, func(i, j int) bool { return rows[i].LastActiveAt.Before(rows[j].LastActiveAt) })
+	out := bufio.NewWriter(env.Stdout)
+	if o.JSON {
+		for _, r := range rows {
+			if err := command.JSON(out, r); err != nil {
+				return err
+			}
+		}
+	} else if len(rows) > 0 {
+		tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "AGENT\tTYPE\tIDLE\tSINCE\tSTATE\tLOG")
+		for _, r := range rows {
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", r.Name, r.Agent.Type, roster.Age(time.Duration(r.IdleSeconds)*time.Second),
+				command.FormatTime(r.LastActiveAt), r.State, r.Agent.Log)
+		}
+		if err := tw.Flush(); err != nil {
+			return err
+		}
+	}
+	if err := out.Flush(); err != nil {
+		return err
+	}
+	if len(rows) > 0 {
 		return command.Condition()
 	}
 	return nil

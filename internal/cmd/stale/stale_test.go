@@ -238,11 +238,75 @@ func TestStaleIdentityAndUsage(t *testing.T) {
 		{"crew", "--min", "-1"},
 		{"crew", "--min", "soon"},
 		{"crew", "--bogus"},
+		{"crew", "--idle", "-1"},
+		{"crew", "--idle", "NaN"},
+		{"crew", "--idle", "5", "--min", "1"}, // one listing or the other
 	} {
 		r := h.run(args...)
 		if r.Code != 64 || r.Stdout != "" || !strings.HasPrefix(r.Stderr, "stale: error:") {
 			t.Errorf("stale %q: exit %d stdout %q stderr %q; want a usage error", args, r.Code, r.Stdout, r.Stderr)
 		}
+	}
+}
+
+// --idle lists the running agents silent for N minutes: busy started at
+// +8m (its run's start is its last activity until a heartbeat says more),
+// so at +11m it has been silent 3m; done has exited, ghost never ran.
+func TestStaleIdle(t *testing.T) {
+	h := newHarness(t)
+	h.Now = t0.Add(11 * time.Minute)
+	r := h.run("crew", "--idle", "2.5")
+	if r.Code != 2 || r.Stderr != "" {
+		t.Fatalf("stale crew --idle 2.5: exit %d, stderr %q; want 2", r.Code, r.Stderr)
+	}
+	lines := strings.Split(strings.TrimRight(r.Stdout, "\n"), "\n")
+	if len(lines) != 2 || strings.Join(strings.Fields(lines[0]), " ") != "AGENT TYPE IDLE SINCE STATE LOG" {
+		t.Fatalf("want a header and busy's row: %q", r.Stdout)
+	}
+	want := []string{"busy", "claude", "3m", "2025-03-01T12:08:00Z", "running", fmt.Sprintf("pid=%d", os.Getpid())}
+	if got := strings.Fields(lines[1]); strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Errorf("row %q, want %q", got, want)
+	}
+	for _, tc := range []struct {
+		args []string
+		code int
+	}{
+		{[]string{"crew", "--idle", "3"}, 2}, // exactly 3m silent: at the cut-off counts
+		{[]string{"crew", "--idle", "3.1"}, 0},
+		{[]string{"crew", "--idle", "0", "--to", "busy"}, 2},
+		{[]string{"crew", "--idle", "0", "--to", "done"}, 0},  // ended: gone, not silent
+		{[]string{"crew", "--idle", "0", "--to", "ghost"}, 0}, // never ran
+	} {
+		r := h.run(tc.args...)
+		if r.Code != tc.code || (tc.code == 0) != (r.Stdout == "") {
+			t.Errorf("stale %q: exit %d, stdout %q; want exit %d", tc.args, r.Code, r.Stdout, tc.code)
+		}
+	}
+	r = h.run("crew", "--idle", "1", "--json")
+	var row map[string]any
+	if err := json.Unmarshal([]byte(r.Stdout), &row); r.Code != 2 || err != nil {
+		t.Fatalf("--idle --json: exit %d, %q, %v", r.Code, r.Stdout, err)
+	}
+	a, _ := row["agent"].(map[string]any)
+	if row["name"] != "busy" || row["team"] != "crew" || row["idle_seconds"] != float64(180) || row["last_active_at"] != "2025-03-01T12:08:00Z" ||
+		row["state"] != fmt.Sprintf("running pid=%d", os.Getpid()) || a == nil || a["last_active_at"] != "2025-03-01T12:08:00Z" {
+		t.Errorf("--idle --json row = %v", row)
+	}
+	// A heartbeat at +11m that says the agent printed 10 s before makes
+	// it active.
+	st, err := mailbox.Open(context.Background(), h.DB, mailbox.Options{Now: func() time.Time { return h.Now }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	if err := st.Heartbeat(context.Background(), "crew", "busy", "r2", 10*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if r := h.run("crew", "--idle", "0.1", "--json"); r.Code != 2 || !strings.Contains(r.Stdout, `"idle_seconds":10,`) {
+		t.Errorf("after a heartbeat with activity 10s ago: exit %d %q, want idle_seconds 10", r.Code, r.Stdout)
+	}
+	if r := h.run("crew", "--idle", "0.5"); r.Code != 0 {
+		t.Errorf("after a heartbeat with activity: exit %d %q, want 0", r.Code, r.Stdout)
 	}
 }
 
