@@ -197,21 +197,33 @@ func (o *Options) run(ctx context.Context, env *command.Env, db *mailbox.DB) err
 		Stdin: env.Stdin, Stdout: env.Stderr, Stderr: env.Stderr,
 	}
 	r := &escalate.Resumer{
-		DB:       db,
-		Team:     o.Team,
-		Channels: o.Config.Channels(),
-		Spawn:    spawner(env, db, base),
-		NewRun:   func() string { return spawn.NewRun(time.Now()) },
-		Parallel: o.Parallel,
-		Report:   reporter(o.JSON, env.Stdout),
-		Stderr:   env.Stderr,
-		Prefix:   "resume",
-		Crash:    o.Hooks.Crash,
+		DB:         db,
+		Team:       o.Team,
+		Channels:   o.Config.Channels(),
+		Spawn:      spawner(env, db, base),
+		NewRun:     func() string { return spawn.NewRun(time.Now()) },
+		Parallel:   o.Parallel,
+		Report:     reporter(o.JSON, env.Stdout),
+		ReportWake: wakeReporter(o.JSON, env.Stdout),
+		Host:       base.Host,
+		Stderr:     env.Stderr,
+		Prefix:     "resume",
+		Crash:      o.Hooks.Crash,
 	}
 	if o.Watch {
 		ctx, abort := context.WithCancel(ctx)
 		defer abort()
-		stopSlack := listenSlack(ctx, abort, env, db, r, o.Config)
+		doorbell := make(chan struct{}, 1)
+		r.Wake = doorbell
+		ring := func() {
+			select {
+			case doorbell <- struct{}{}:
+			default:
+			}
+		}
+		stopMail := watchMail(ctx, db, o.Team, ring)
+		defer stopMail()
+		stopSlack := listenSlack(ctx, abort, env, db, r, o.Config, ring)
 		r.Sleep = func(ctx context.Context, d time.Duration) error {
 			stop := command.Progress(env, fmt.Sprintf("resume: watching team %s; next pass in %s, waited", o.Team, d))
 			defer stop()
@@ -252,6 +264,7 @@ func spawner(env *command.Env, db *mailbox.DB, base spawn.Request) escalate.Spaw
 		r := base
 		r.Type, r.Team, r.Name, r.Task, r.Issue, r.Workdir = req.Type, req.Team, req.Name, req.Task, req.Issue, req.Workdir
 		r.ResumeOf, r.Run, r.Ask, r.Self = req.ResumeOf, req.Run, req.AskID, self
+		r.Wake = r.Wake || req.Wake
 		res, err := spawn.Spawn(ctx, db, agenttype.NewFinder(env.Getenv), r)
 		if errors.Is(err, spawn.ErrAlive) {
 			err = fmt.Errorf("%w: %w", escalate.ErrAgentBusy, err)
@@ -281,6 +294,25 @@ func reporter(asJSON bool, w io.Writer) func(escalate.Resumed) error {
 		}
 		var b strings.Builder
 		b.WriteString("resumed ")
+		if err := command.KV(&b, kv...); err != nil {
+			return err
+		}
+		_, err := io.WriteString(w, b.String())
+		return err
+	}
+}
+
+// wakeReporter prints one line per agent woken by mail (one JSON object
+// with asJSON).
+func wakeReporter(asJSON bool, w io.Writer) func(escalate.Woke) error {
+	return func(k escalate.Woke) error {
+		if asJSON {
+			return command.JSON(w, k)
+		}
+		kv := []string{"agent", k.Agent, "status", k.Status, "after", fmt.Sprintf("%.1fs", k.AfterSeconds), "run", k.Run,
+			"mail", strconv.FormatInt(k.Mail, 10)}
+		var b strings.Builder
+		b.WriteString("woke ")
 		if err := command.KV(&b, kv...); err != nil {
 			return err
 		}

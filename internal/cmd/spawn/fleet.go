@@ -67,6 +67,7 @@ type listed struct {
 	Issue         string     `json:"issue"`
 	Worktree      string     `json:"worktree"`
 	Branch        string     `json:"branch"`
+	Wake          string     `json:"wake"` // "mail" for a wake agent (spawn --wake)
 	StartedAt     *time.Time `json:"started_at"`
 	Unread        int        `json:"unread"`
 	OldestUnread  *time.Time `json:"oldest_unread_at"`
@@ -176,7 +177,7 @@ func toListed(team string, e roster.Entry, now time.Time) listed {
 	l := listed{Team: team, Name: e.Name, State: e.State, Detail: e.Detail, Unread: e.Unread.Count}
 	if a := e.Agent; a != nil {
 		l.Type, l.Run, l.PID, l.RecordedState, l.ExitCode, l.Log, l.Issue = a.Type, a.Run, a.PID, a.State, a.ExitCode, a.Log, a.Issue
-		l.Worktree, l.Branch = a.Worktree, a.Branch
+		l.Worktree, l.Branch, l.Wake = a.Worktree, a.Branch, a.Wake
 	}
 	if !e.Started.IsZero() {
 		t := e.Started.UTC()
