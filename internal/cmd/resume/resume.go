@@ -15,6 +15,15 @@
 //
 //	resumed ask=ID agent=NAME status=ready after=0.4s run=RUN decision=answered by=LOGIN
 //
+// A pass also wakes the team's wake agents (spawn --wake, type.conf
+// wake=mail) that have new mail and whose last run ended normally, here
+// (escalate's wake.go), one line each:
+//
+//	woke agent=NAME status=ready after=0.4s run=RUN mail=ID
+//
+// With --watch, new mail to the team starts a pass at once (the same push
+// as inbox --wait), not an interval later.
+//
 // Internal: the commands' own code; no user should import it.
 package resume
 
@@ -61,7 +70,7 @@ const DefaultInterval = 30 * time.Second
 func build(env *command.Env, h Hooks) *cli.App {
 	return &cli.App{
 		Name:      "resume",
-		Usage:     "carry answers back: re-spawn each agent whose ask was answered",
+		Usage:     "carry answers back: re-spawn each agent whose ask was answered, and each wake agent with new mail",
 		ArgsUsage: "<team>",
 		UsageText: "resume <team> [--watch] [--interval D] [--parallel N] [--deciders LOGIN,…] [--slack-deciders ID,…] [--json]\n" +
 			"resume pause|unpause <team>",
@@ -71,6 +80,8 @@ func build(env *command.Env, h Hooks) *cli.App {
 			"$TEAMKIT_SLACK_APP_TOKEN, --watch also hears Slack's events, which make it read at once. A thread reply\n" +
 			"from $TEAMKIT_SLACK_ANSWERERS or the Slack deciders answers a question, only a ✅/❌ reaction from\n" +
 			"--slack-deciders or $TEAMKIT_SLACK_DECIDERS (Slack user IDs, a,b or @FILE) decides an approval.\n" +
+			"Wake on mail: a pass also re-spawns each agent spawned with --wake (or of a type with wake=mail) that has\n" +
+			"mail newer than its last run, once that run ended normally on this host; --watch starts a pass as the mail lands.\n" +
 			"Exit status: 0 pass done (also when paused or when another resume of the team is running),\n" +
 			"1 failure (each reported on one line; every ask concerned stays awaiting), 64 usage error.\n\n" +
 			"Examples:\n" +
