@@ -113,6 +113,7 @@ var postgresScripts = []string{
 	"resume_delivery",
 	"proc_clock_skew", "restart_waits", "inbox_wake", "exit_spool", "spawn_queue", "spawn_burst", "spawn_worktree", "run_records",
 	"activity",
+	"resume_wake",
 }
 
 func TestScriptsPostgres(t *testing.T) {

@@ -20,6 +20,7 @@ complete -c spawn -n '__fish_spawn_no_subcommand' -f -l no-auth-check -d 'launch
 complete -c spawn -n '__fish_spawn_no_subcommand' -f -l max-running -r -d 'run at most `N` agents on this host; beyond, wait in the queue (default $TEAMKIT_MAX_AGENTS, else no cap)'
 complete -c spawn -n '__fish_spawn_no_subcommand' -f -l no-wait -d 'under a cap, return status=queued at once when no slot is free'
 complete -c spawn -n '__fish_spawn_no_subcommand' -f -l worktree -d 'run the agent in a git worktree of its own, on branch teamkit/<team>/<name>, made from the workdir\'s repository'
+complete -c spawn -n '__fish_spawn_no_subcommand' -f -l wake -d 'wake on mail: once the run has ended normally, new mail to the agent re-spawns it (by resume <team>; also type.conf wake=mail)'
 complete -c spawn -n '__fish_spawn_no_subcommand' -f -l grace -r -d 'give a stopped agent `D` between SIGTERM and SIGKILL (10 = 10s)'
 complete -c spawn -n '__fish_spawn_no_subcommand' -f -l db -r -d 'mailbox: a SQLite file `PATH` or a postgres:// URL (default $TEAMKIT_DB, else $XDG_STATE_HOME/teamkit/teamkit.db)'
 complete -c spawn -n '__fish_spawn_no_subcommand' -f -l json -d 'print JSON, one object per line'

@@ -98,7 +98,10 @@ type Conf struct {
 	Boot    Boot
 	Monitor bool
 	// Worktree: each agent runs in a git worktree of its own (worktree=yes).
-	Worktree  bool
+	Worktree bool
+	// Wake: mail to an agent whose run ended normally re-spawns it
+	// (wake=mail; resume does it).
+	Wake      bool
 	Handshake Handshake
 	// ReadyTimeout is 0 when type.conf does not set ready_timeout; spawn
 	// then uses its own default.
@@ -162,7 +165,7 @@ var (
 	placeholderNames = []string{"prompt", "prompt_file", "name", "team", "workdir", "typedir", "ready", "inbox", "ask"}
 )
 
-const knownKeys = "one of command, launch, boot, monitor, worktree, handshake, ready_timeout, env.NAME, unset_env, auth_env, auth_file, auth_login, install, offline_output, offline_after, output, stop_hook, stop_hook_max"
+const knownKeys = "one of command, launch, boot, monitor, worktree, wake, handshake, ready_timeout, env.NAME, unset_env, auth_env, auth_file, auth_login, install, offline_output, offline_after, output, stop_hook, stop_hook_max"
 
 // Parse reads a type.conf. file names it in error messages. The format is
 // key=value lines; blank lines and lines whose first non-blank character is
@@ -247,6 +250,15 @@ func Parse(file string, data []byte) (Conf, error) {
 				c.Worktree = false
 			default:
 				return fail(n, fmt.Sprintf("worktree=%q", value), "yes or no")
+			}
+		case "wake":
+			switch value {
+			case "mail":
+				c.Wake = true
+			case "no":
+				c.Wake = false
+			default:
+				return fail(n, fmt.Sprintf("wake=%q", value), "mail or no")
 			}
 		case "handshake":
 			if Handshake(value) != HandshakeActAs {

@@ -68,6 +68,8 @@ type SpawnRequest struct {
 	// cannot.
 	Run   string
 	AskID int64
+	// Wake records the re-spawned agent as woken by mail (see wake.go).
+	Wake bool
 }
 
 // SpawnResult is how a re-spawn ended (see spawn.Result).
@@ -117,8 +119,13 @@ type Resumer struct {
 	// when 0). Re-spawns of one agent still run one after another, in ask
 	// order.
 	Parallel int
-	// Report is called once per resumed agent.
-	Report func(Resumed) error
+	// Report is called once per resumed agent, ReportWake once per agent
+	// woken by mail.
+	Report     func(Resumed) error
+	ReportWake func(Woke) error
+	// Host is this host (roster.HostName): only its agents are woken by
+	// mail.
+	Host string
 	// Stderr receives one line per failure, and notes.
 	Stderr io.Writer
 	// Prefix starts every stderr line ("resume").
@@ -273,7 +280,8 @@ func (p *pass) fail(a mailbox.Ask, err error) {
 //     the new one); delivered → report it as recovered; never decided →
 //     clear;
 //  2. re-spawn asks answered but not resumed (answers given with ask answer);
-//  3. for each awaiting ask, read each channel that holds it (Channel.Find)
+//  3. wake the wake agents with mail waiting (wake.go);
+//  4. for each awaiting ask, read each channel that holds it (Channel.Find)
 //     until one gives the answer, record it (intent, then a compare-and-set
 //     from awaiting) and re-spawn the agent. A channel that cannot be used
 //     this pass (down, misconfigured, backing off) is skipped alone.
@@ -362,6 +370,9 @@ func (p *pass) run() error {
 	p.resolved = done
 	p.mu.Unlock()
 	if err := p.deliver(); err != nil {
+		return err
+	}
+	if err := p.wake(); err != nil {
 		return err
 	}
 	awaiting, err := r.DB.Asks(ctx, r.Team, mailbox.AskAwaiting)

@@ -54,7 +54,13 @@ type Agent struct {
 	// a stream event, as of its supervisor's latest heartbeat (so at most
 	// one heartbeat old); the run's start until then, nil before it starts.
 	LastActiveAt *time.Time `json:"last_active_at"`
+	// Wake is WakeMail when mail to the agent re-spawns it once its run
+	// has ended normally (spawn --wake, type.conf wake=mail), "" when not.
+	Wake string `json:"wake"`
 }
+
+// WakeMail is Agent.Wake of an agent woken by mail.
+const WakeMail = "mail"
 
 // MarshalJSON adds heartbeat_interval_seconds beside the contract's fields.
 func (a Agent) MarshalJSON() ([]byte, error) {
@@ -75,7 +81,7 @@ type Process struct {
 }
 
 var agentFields = []string{"team", "name", "type", "run", "pid", "state", "exit_code", "log", "issue", "task", "workdir", "created_at", "updated_at",
-	"host", "pid_start", "boot_id", "heartbeat_at", "heartbeat_ms", "resume_of", "worktree", "branch", "active_at"}
+	"host", "pid_start", "boot_id", "heartbeat_at", "heartbeat_ms", "resume_of", "worktree", "branch", "active_at", "wake"}
 
 func agentColsAs(alias string) string {
 	cols := make([]string, len(agentFields))
@@ -87,13 +93,13 @@ func agentColsAs(alias string) string {
 
 // nullAgent scans an agent that may be absent (a LEFT JOIN).
 type nullAgent struct {
-	team, name, typ, run, state, log, issue, task, workdir, host, boot, resumeOf, worktree, branch sql.NullString
-	pid, exit, created, updated, start, heartbeat, heartbeatMS, active                             sql.NullInt64
+	team, name, typ, run, state, log, issue, task, workdir, host, boot, resumeOf, worktree, branch, wake sql.NullString
+	pid, exit, created, updated, start, heartbeat, heartbeatMS, active                                   sql.NullInt64
 }
 
 func (n *nullAgent) dest() []any {
 	return []any{&n.team, &n.name, &n.typ, &n.run, &n.pid, &n.state, &n.exit, &n.log, &n.issue, &n.task, &n.workdir, &n.created, &n.updated,
-		&n.host, &n.start, &n.boot, &n.heartbeat, &n.heartbeatMS, &n.resumeOf, &n.worktree, &n.branch, &n.active}
+		&n.host, &n.start, &n.boot, &n.heartbeat, &n.heartbeatMS, &n.resumeOf, &n.worktree, &n.branch, &n.active, &n.wake}
 }
 
 func (n *nullAgent) agent() *Agent {
@@ -105,7 +111,7 @@ func (n *nullAgent) agent() *Agent {
 		Task: n.task.String, Workdir: n.workdir.String, CreatedAt: fromNanos(n.created), UpdatedAt: fromNanos(n.updated),
 		Host: n.host.String, PIDStart: uint64(n.start.Int64), BootID: n.boot.String,
 		Heartbeat: time.Duration(n.heartbeatMS.Int64) * time.Millisecond, ResumeOf: n.resumeOf.String,
-		Worktree: n.worktree.String, Branch: n.branch.String}
+		Worktree: n.worktree.String, Branch: n.branch.String, Wake: n.wake.String}
 	if n.heartbeat.Valid {
 		t := fromNanos(n.heartbeat)
 		a.HeartbeatAt = &t
@@ -162,21 +168,25 @@ func (d *DB) Now(ctx context.Context) (time.Time, error) {
 }
 
 // RecordLaunch stores a as the agent's latest launch, replacing the last one.
+// The launch covers the mail already sent to the agent (its briefing says
+// to drain it), so only newer mail can wake it (woke_through).
 func (d *DB) RecordLaunch(ctx context.Context, a Agent) error {
 	now := d.stamp()
 	_, err := d.db.ExecContext(ctx,
 		`INSERT INTO agents (team, name, type, task, issue, workdir, run, pid, state, exit_code, log, created_at, updated_at,
-		   host, pid_start, boot_id, heartbeat_at, heartbeat_ms, resume_of, worktree, branch)
-		 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, ?, `+d.clockSQL()+`, `+d.clockSQL()+`, ?, ?, ?, NULL, 0, ?, ?, ?)
+		   host, pid_start, boot_id, heartbeat_at, heartbeat_ms, resume_of, worktree, branch, wake, woke_through)
+		 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, ?, `+d.clockSQL()+`, `+d.clockSQL()+`, ?, ?, ?, NULL, 0, ?, ?, ?, ?,
+		   (SELECT COALESCE(MAX(id), 0) FROM messages WHERE team = ? AND recipient = ?))
 		 ON CONFLICT (team, name) DO UPDATE SET
 		   type = excluded.type, task = excluded.task, issue = excluded.issue, workdir = excluded.workdir,
 		   run = excluded.run, pid = excluded.pid, state = excluded.state, exit_code = NULL,
 		   log = excluded.log, updated_at = excluded.updated_at,
 		   host = excluded.host, pid_start = excluded.pid_start, boot_id = excluded.boot_id,
 		   heartbeat_at = NULL, heartbeat_ms = 0, active_at = NULL, resume_of = excluded.resume_of,
-		   worktree = excluded.worktree, branch = excluded.branch`,
+		   worktree = excluded.worktree, branch = excluded.branch,
+		   wake = excluded.wake, woke_through = excluded.woke_through`,
 		a.Team, a.Name, a.Type, a.Task, a.Issue, a.Workdir, a.Run, a.PID, a.State, a.Log, now, now,
-		a.Host, int64(a.PIDStart), a.BootID, a.ResumeOf, a.Worktree, a.Branch)
+		a.Host, int64(a.PIDStart), a.BootID, a.ResumeOf, a.Worktree, a.Branch, a.Wake, a.Team, a.Name)
 	return d.fail("record agent", err)
 }
 

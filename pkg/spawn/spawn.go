@@ -92,6 +92,10 @@ type Request struct {
 	// repository holding Workdir, on branch teamkit/<team>/<name> (also
 	// type.conf worktree=yes).
 	Worktree bool
+	// Wake records the agent as woken by mail (also type.conf
+	// wake=mail): once this run has ended normally, new mail to it makes
+	// resume re-spawn it (escalate.Resumer).
+	Wake bool
 	// MaxRunning > 0 caps the agents running on Host: a spawn beyond it
 	// waits in the host's queue, in state queued, and starts when a slot
 	// frees, oldest first. It waits as Timeout allows (without one, until
@@ -423,7 +427,15 @@ func (j *job) agent() mailbox.Agent {
 	req := j.req
 	return mailbox.Agent{Team: req.Team, Name: req.Name, Type: j.t.Name, Run: j.run, State: mailbox.StateStarting,
 		Log: j.logFile, Issue: req.Issue, Task: req.Task, Workdir: req.Workdir, Host: req.Host, ResumeOf: req.ResumeOf,
-		Worktree: j.worktree, Branch: j.branch}
+		Worktree: j.worktree, Branch: j.branch, Wake: j.wake()}
+}
+
+// wake is the launch's Agent.Wake.
+func (j *job) wake() string {
+	if j.req.Wake || j.t.Conf.Wake {
+		return mailbox.WakeMail
+	}
+	return ""
 }
 
 // planWorktree decides whether the agent gets a worktree of its own

@@ -15,6 +15,15 @@
 //
 //	resumed ask=ID agent=NAME status=ready after=0.4s run=RUN decision=answered by=LOGIN
 //
+// A pass also wakes the team's wake agents (spawn --wake, type.conf
+// wake=mail) that have new mail and whose last run ended normally, here
+// (escalate's wake.go), one line each:
+//
+//	woke agent=NAME status=ready after=0.4s run=RUN mail=ID
+//
+// With --watch, new mail to the team starts a pass at once (the same push
+// as inbox --wait), not an interval later.
+//
 // Internal: the commands' own code; no user should import it.
 package resume
 
@@ -61,7 +70,7 @@ const DefaultInterval = 30 * time.Second
 func build(env *command.Env, h Hooks) *cli.App {
 	return &cli.App{
 		Name:      "resume",
-		Usage:     "carry answers back: re-spawn each agent whose ask was answered",
+		Usage:     "carry answers back: re-spawn each agent whose ask was answered, and each wake agent with new mail",
 		ArgsUsage: "<team>",
 		UsageText: "resume <team> [--watch] [--interval D] [--parallel N] [--deciders LOGIN,…] [--slack-deciders ID,…] [--json]\n" +
 			"resume pause|unpause <team>",
@@ -71,6 +80,8 @@ func build(env *command.Env, h Hooks) *cli.App {
 			"$TEAMKIT_SLACK_APP_TOKEN, --watch also hears Slack's events, which make it read at once. A thread reply\n" +
 			"from $TEAMKIT_SLACK_ANSWERERS or the Slack deciders answers a question, only a ✅/❌ reaction from\n" +
 			"--slack-deciders or $TEAMKIT_SLACK_DECIDERS (Slack user IDs, a,b or @FILE) decides an approval.\n" +
+			"Wake on mail: a pass also re-spawns each agent spawned with --wake (or of a type with wake=mail) that has\n" +
+			"mail newer than its last run, once that run ended normally on this host; --watch starts a pass as the mail lands.\n" +
 			"Exit status: 0 pass done (also when paused or when another resume of the team is running),\n" +
 			"1 failure (each reported on one line; every ask concerned stays awaiting), 64 usage error.\n\n" +
 			"Examples:\n" +
@@ -197,21 +208,33 @@ func (o *Options) run(ctx context.Context, env *command.Env, db *mailbox.DB) err
 		Stdin: env.Stdin, Stdout: env.Stderr, Stderr: env.Stderr,
 	}
 	r := &escalate.Resumer{
-		DB:       db,
-		Team:     o.Team,
-		Channels: o.Config.Channels(),
-		Spawn:    spawner(env, db, base),
-		NewRun:   func() string { return spawn.NewRun(time.Now()) },
-		Parallel: o.Parallel,
-		Report:   reporter(o.JSON, env.Stdout),
-		Stderr:   env.Stderr,
-		Prefix:   "resume",
-		Crash:    o.Hooks.Crash,
+		DB:         db,
+		Team:       o.Team,
+		Channels:   o.Config.Channels(),
+		Spawn:      spawner(env, db, base),
+		NewRun:     func() string { return spawn.NewRun(time.Now()) },
+		Parallel:   o.Parallel,
+		Report:     reporter(o.JSON, env.Stdout),
+		ReportWake: wakeReporter(o.JSON, env.Stdout),
+		Host:       base.Host,
+		Stderr:     env.Stderr,
+		Prefix:     "resume",
+		Crash:      o.Hooks.Crash,
 	}
 	if o.Watch {
 		ctx, abort := context.WithCancel(ctx)
 		defer abort()
-		stopSlack := listenSlack(ctx, abort, env, db, r, o.Config)
+		doorbell := make(chan struct{}, 1)
+		r.Wake = doorbell
+		ring := func() {
+			select {
+			case doorbell <- struct{}{}:
+			default:
+			}
+		}
+		stopMail := watchMail(ctx, db, o.Team, ring)
+		defer stopMail()
+		stopSlack := listenSlack(ctx, abort, env, db, r, o.Config, ring)
 		r.Sleep = func(ctx context.Context, d time.Duration) error {
 			stop := command.Progress(env, fmt.Sprintf("resume: watching team %s; next pass in %s, waited", o.Team, d))
 			defer stop()
@@ -252,6 +275,7 @@ func spawner(env *command.Env, db *mailbox.DB, base spawn.Request) escalate.Spaw
 		r := base
 		r.Type, r.Team, r.Name, r.Task, r.Issue, r.Workdir = req.Type, req.Team, req.Name, req.Task, req.Issue, req.Workdir
 		r.ResumeOf, r.Run, r.Ask, r.Self = req.ResumeOf, req.Run, req.AskID, self
+		r.Wake = r.Wake || req.Wake
 		res, err := spawn.Spawn(ctx, db, agenttype.NewFinder(env.Getenv), r)
 		if errors.Is(err, spawn.ErrAlive) {
 			err = fmt.Errorf("%w: %w", escalate.ErrAgentBusy, err)
@@ -281,6 +305,25 @@ func reporter(asJSON bool, w io.Writer) func(escalate.Resumed) error {
 		}
 		var b strings.Builder
 		b.WriteString("resumed ")
+		if err := command.KV(&b, kv...); err != nil {
+			return err
+		}
+		_, err := io.WriteString(w, b.String())
+		return err
+	}
+}
+
+// wakeReporter prints one line per agent woken by mail (one JSON object
+// with asJSON).
+func wakeReporter(asJSON bool, w io.Writer) func(escalate.Woke) error {
+	return func(k escalate.Woke) error {
+		if asJSON {
+			return command.JSON(w, k)
+		}
+		kv := []string{"agent", k.Agent, "status", k.Status, "after", fmt.Sprintf("%.1fs", k.AfterSeconds), "run", k.Run,
+			"mail", strconv.FormatInt(k.Mail, 10)}
+		var b strings.Builder
+		b.WriteString("woke ")
 		if err := command.KV(&b, kv...); err != nil {
 			return err
 		}

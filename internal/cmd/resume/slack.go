@@ -11,13 +11,13 @@ import (
 )
 
 // listenSlack starts, for a watch with an app token, the Socket-Mode
-// listener, whose events only ring the doorbell (wake the watch to read
+// listener, whose events only ring the doorbell (ring) (wake the watch to read
 // now); the Slack channel itself reads and posts through r.Channels, with
 // the same client (cfg.Slack). A listener that Slack refuses for good
 // (invalid_auth, a token of the wrong kind) calls abort, which ends the
 // watch. The returned function stops the listener, waits for it, and
 // returns why it gave up, if it did.
-func listenSlack(ctx context.Context, abort func(), env *command.Env, db *mailbox.DB, r *escalate.Resumer, cfg *escalate.Config) func() error {
+func listenSlack(ctx context.Context, abort func(), env *command.Env, db *mailbox.DB, r *escalate.Resumer, cfg *escalate.Config, ring func()) func() error {
 	if cfg.SlackAppToken == "" {
 		return func() error { return nil }
 	}
@@ -37,14 +37,7 @@ func listenSlack(ctx context.Context, abort func(), env *command.Env, db *mailbo
 		abort()
 		return func() error { return err }
 	}
-	wake := make(chan struct{}, 1)
-	r.Wake = wake
-	handler := escalate.SlackDoorbell(db, r.Team, func() {
-		select {
-		case wake <- struct{}{}:
-		default:
-		}
-	})
+	handler := escalate.SlackDoorbell(db, r.Team, ring)
 	ctx, cancel := context.WithCancel(ctx)
 	done := make(chan error, 1)
 	go func() {

@@ -75,6 +75,7 @@ type listed struct {
 	Issue         string     `json:"issue"`
 	Worktree      string     `json:"worktree"`
 	Branch        string     `json:"branch"`
+	Wake          string     `json:"wake"` // "mail" for a wake agent (spawn --wake)
 	StartedAt     *time.Time `json:"started_at"`
 	// LastActiveAt is when the run last printed a line or a stream event
 	// (mailbox.Agent.LastActiveAt), as of its last heartbeat.
@@ -262,7 +263,7 @@ func toListed(team string, e roster.Entry, now time.Time) listed {
 	l := listed{Team: team, Name: e.Name, State: e.State, Detail: e.Detail, Unread: e.Unread.Count}
 	if a := e.Agent; a != nil {
 		l.Type, l.Run, l.PID, l.RecordedState, l.ExitCode, l.Log, l.Issue = a.Type, a.Run, a.PID, a.State, a.ExitCode, a.Log, a.Issue
-		l.Worktree, l.Branch = a.Worktree, a.Branch
+		l.Worktree, l.Branch, l.Wake = a.Worktree, a.Branch, a.Wake
 		if a.LastActiveAt != nil {
 			t := a.LastActiveAt.UTC()
 			l.LastActiveAt = &t

@@ -99,6 +99,7 @@ func build(env *command.Env, h Hooks) *cli.App {
 			&cli.IntFlag{Name: "max-running", Usage: "run at most `N` agents on this host; beyond, wait in the queue (default $TEAMKIT_MAX_AGENTS, else no cap)"},
 			&cli.BoolFlag{Name: "no-wait", Usage: "under a cap, return status=queued at once when no slot is free"},
 			&cli.BoolFlag{Name: "worktree", Usage: "run the agent in a git worktree of its own, on branch teamkit/<team>/<name>, made from the workdir's repository"},
+			&cli.BoolFlag{Name: "wake", Usage: "wake on mail: once the run has ended normally, new mail to the agent re-spawns it (by resume <team>; also type.conf wake=mail)"},
 			graceFlag(),
 		),
 		Action: func(c *cli.Context) error { return run(c, env) },
@@ -236,7 +237,7 @@ func parseSpawn(c *cli.Context, env *command.Env) (*Options, error) {
 		Request: spawn.Request{
 			Type: args[0], Team: team, Name: args[1], Task: task, Issue: issue,
 			Workdir: c.String("workdir"), Timeout: command.Duration(c, "timeout"), Replace: c.Bool("replace"), NoAuthCheck: c.Bool("no-auth-check"),
-			MaxRunning: maxRunning, NoWait: c.Bool("no-wait"), Worktree: c.Bool("worktree"),
+			MaxRunning: maxRunning, NoWait: c.Bool("no-wait"), Worktree: c.Bool("worktree"), Wake: c.Bool("wake"),
 			DBPath: dbPath, StateDir: command.StateDir(env),
 			Environ: env.Environ(),
 			Host:    roster.HostName(env.Getenv), Heartbeat: heartbeat, Grace: grace,

@@ -1,0 +1,160 @@
+package escalate
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/teamkit/teamkit/pkg/mailbox"
+	"github.com/teamkit/teamkit/pkg/runstream"
+	"github.com/teamkit/teamkit/pkg/text"
+)
+
+// Wake on mail: each pass re-spawns the team's wake agents (spawn --wake,
+// type.conf wake=mail) that have mail no run of theirs has covered, when
+// wakeable says they may be. One burst of mail wakes an agent once: the
+// pass that wins mailbox.DB.ClaimWake (a compare-and-set on the agent's
+// record, against its last run) re-spawns it; every other pass, here or on
+// another host, sees the claim and does nothing.
+
+// WakeTask is the task of a run woken by mail: its briefing says new mail
+// is waiting and how to read it.
+func WakeTask(team, name string) string {
+	return fmt.Sprintf("New mail is waiting: drain your inbox (`inbox %s %s`) and act on each message.", team, name)
+}
+
+// Woke is one agent re-spawned for its mail.
+type Woke struct {
+	Team         string  `json:"team"`
+	Agent        string  `json:"agent"`
+	Mail         int64   `json:"mail"` // the newest message the wake covers
+	Status       string  `json:"status"`
+	AfterSeconds float64 `json:"after_seconds"`
+	Run          string  `json:"run"`
+	ExitCode     *int    `json:"exit_code,omitempty"`
+	Log          string  `json:"log,omitempty"`
+}
+
+// wakeable is THE check of whether wake agent a, with mail waiting, may be
+// re-spawned for it now: its last run ended normally (its run record says
+// done, or, without one, it exited with code 0), on this host, and it
+// awaits no human (asked: an open ask, or an answer not yet delivered,
+// which a re-spawn of its own carries). A run stopped by `spawn stop`
+// (end=stopped), failed, still running or queued is left alone. Any
+// further state that forbids a re-spawn belongs here.
+func wakeable(a mailbox.Agent, rec *mailbox.RunRecord, asked bool, host string) bool {
+	if a.Wake != mailbox.WakeMail || a.Host != host || asked || a.State != mailbox.StateExited {
+		return false
+	}
+	if rec != nil && rec.End != "" {
+		return rec.End == runstream.EndDone
+	}
+	return a.ExitCode != nil && *a.ExitCode == 0
+}
+
+// wake starts a re-spawn of each wakeable agent with mail waiting, whose
+// wake this pass claims.
+func (p *pass) wake() error {
+	r, ctx := p.r, p.ctx
+	cands, err := r.DB.WakeCandidates(ctx, r.Team)
+	if err != nil || len(cands) == 0 {
+		return err
+	}
+	asked := map[string]bool{}
+	for _, state := range []string{mailbox.AskAwaiting, mailbox.AskAnswered} {
+		asks, err := r.DB.Asks(ctx, r.Team, state)
+		if err != nil {
+			return err
+		}
+		for _, a := range asks {
+			if a.State == mailbox.AskAwaiting || a.ResumedRun == "" {
+				asked[a.Agent] = true
+			}
+		}
+	}
+	for _, c := range cands {
+		a := c.Agent
+		var rec *mailbox.RunRecord
+		if a.Run != "" {
+			rr, err := r.DB.Run(ctx, a.Team, a.Run)
+			switch {
+			case err == nil:
+				rec = &rr
+			case !errors.Is(err, mailbox.ErrNotFound):
+				return err
+			}
+		}
+		if !wakeable(a, rec, asked[a.Name], r.Host) {
+			continue
+		}
+		won, err := r.DB.ClaimWake(ctx, a.Team, a.Name, a.Run, c.Newest)
+		if err != nil {
+			return err
+		}
+		if won {
+			p.startWake(a, c.Newest)
+		}
+	}
+	return nil
+}
+
+// startWake re-spawns agent a, whose wake for the mail up to through this
+// pass claimed, in the background like an answer's re-spawn (start).
+func (p *pass) startWake(a mailbox.Agent, through int64) {
+	p.mu.Lock()
+	prev := p.last[a.Name]
+	done := make(chan struct{})
+	p.last[a.Name] = done
+	p.mu.Unlock()
+	p.wg.Add(1)
+	go func() {
+		defer p.wg.Done()
+		defer close(done)
+		if prev != nil {
+			<-prev
+		}
+		p.slots <- struct{}{}
+		defer func() { <-p.slots }()
+		if err := p.respawnWake(a, through); err != nil {
+			p.mu.Lock()
+			if p.err == nil {
+				p.err = err
+			}
+			p.mu.Unlock()
+		}
+	}()
+}
+
+// respawnWake starts a again with the type, issue, workdir and wake of its
+// last spawn and WakeTask. A re-spawn that did not start gives the claim
+// back, so that a later pass wakes it.
+func (p *pass) respawnWake(a mailbox.Agent, through int64) error {
+	r, ctx := p.r, p.ctx
+	if p.failed() != nil {
+		return r.DB.ReleaseWake(context.WithoutCancel(ctx), a.Team, a.Name, a.Run, through)
+	}
+	res, err := r.Spawn(ctx, SpawnRequest{Type: a.Type, Team: a.Team, Name: a.Name, Task: WakeTask(a.Team, a.Name),
+		Issue: a.Issue, Workdir: a.Workdir, Wake: true})
+	if err != nil {
+		if rerr := r.DB.ReleaseWake(context.WithoutCancel(ctx), a.Team, a.Name, a.Run, through); rerr != nil {
+			return rerr
+		}
+		switch {
+		case ctx.Err() != nil:
+			return ctx.Err()
+		case errors.Is(err, ErrAgentBusy):
+			r.note("wake of %s/%s: %s; a later pass wakes it", a.Team, a.Name, text.OneLine(err.Error()))
+			return nil
+		}
+		p.count()
+		r.note("error: wake of %s/%s: %s; the next pass retries", a.Team, a.Name, text.OneLine(err.Error()))
+		return nil
+	}
+	if r.ReportWake == nil {
+		return nil
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return r.ReportWake(Woke{Team: a.Team, Agent: a.Name, Mail: through, Status: res.Status, AfterSeconds: res.After.Seconds(),
+		Run: res.Run, ExitCode: res.ExitCode, Log: res.Log})
+}

@@ -1,0 +1,83 @@
+package mailbox_test
+
+import (
+	"context"
+	"sync"
+	"testing"
+
+	"github.com/teamkit/teamkit/pkg/mailbox"
+)
+
+// TestClaimWakeOnce: mail sent before a launch is the launch's; mail after
+// it makes the agent a wake candidate, and of many concurrent claims of the
+// same burst, from connections of their own (as passes on other hosts),
+// exactly one wins. A claim given back is won again; a newer run voids an
+// older run's claim.
+func TestClaimWakeOnce(t *testing.T) { eachBackend(t, testClaimWakeOnce) }
+
+func testClaimWakeOnce(t *testing.T, be backend) {
+	ctx := context.Background()
+	db, c, path := newDB(t, be)
+	send := func(body string) int64 {
+		m, err := db.Send(ctx, mailbox.Message{Team: "t", From: "lead", To: "w", Body: body})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return m.ID
+	}
+	send("before")
+	if err := db.RecordLaunch(ctx, mailbox.Agent{Team: "t", Name: "w", Type: "x", Run: "r1", State: mailbox.StateExited, Wake: mailbox.WakeMail}); err != nil {
+		t.Fatal(err)
+	}
+	if cs, err := db.WakeCandidates(ctx, "t"); err != nil || len(cs) != 0 {
+		t.Fatalf("mail before the launch: candidates %+v, %v; want none", cs, err)
+	}
+	send("one")
+	newest := send("two")
+	cs, err := db.WakeCandidates(ctx, "t")
+	if err != nil || len(cs) != 1 || cs[0].Newest != newest || cs[0].Agent.Wake != mailbox.WakeMail {
+		t.Fatalf("after mail: candidates %+v, %v; want w up to %d", cs, err, newest)
+	}
+
+	const n = 8
+	var wg sync.WaitGroup
+	wins := make([]bool, n)
+	for i := range n {
+		other := open(t, path, c)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			won, err := other.ClaimWake(ctx, "t", "w", "r1", newest)
+			if err != nil {
+				t.Error(err)
+			}
+			wins[i] = won
+		}()
+	}
+	wg.Wait()
+	won := 0
+	for _, w := range wins {
+		if w {
+			won++
+		}
+	}
+	if won != 1 {
+		t.Fatalf("%d of %d concurrent claims won; want exactly 1", won, n)
+	}
+	if cs, _ := db.WakeCandidates(ctx, "t"); len(cs) != 0 {
+		t.Fatalf("after the claim: candidates %+v; want none", cs)
+	}
+	if err := db.ReleaseWake(ctx, "t", "w", "r1", newest); err != nil {
+		t.Fatal(err)
+	}
+	if ok, err := db.ClaimWake(ctx, "t", "w", "r1", newest); err != nil || !ok {
+		t.Fatalf("claim after release: %v, %v; want won", ok, err)
+	}
+	if err := db.RecordLaunch(ctx, mailbox.Agent{Team: "t", Name: "w", Type: "x", Run: "r2", State: mailbox.StateRunning, Wake: mailbox.WakeMail}); err != nil {
+		t.Fatal(err)
+	}
+	later := send("three")
+	if ok, err := db.ClaimWake(ctx, "t", "w", "r1", later); err != nil || ok {
+		t.Fatalf("claim against the old run: %v, %v; want lost", ok, err)
+	}
+}
