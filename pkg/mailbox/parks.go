@@ -100,3 +100,15 @@ func (d *DB) ClaimPark(ctx context.Context, a Agent, run string) (bool, error) {
 	n, err := res.RowsAffected()
 	return n == 1, d.fail("claim the agent's park", err)
 }
+
+// ReleasePark gives back the claim on agent a's park that launch run took
+// (ClaimPark) and did not use, so the next pass claims it again.
+func (d *DB) ReleasePark(ctx context.Context, a Agent, run string) (bool, error) {
+	res, err := d.db.ExecContext(ctx, `UPDATE agents SET park_claim = '', park_claimed_at = NULL
+		WHERE team = ? AND name = ? AND run = ? AND park_claim = ?`, a.Team, a.Name, a.Run, run)
+	if err != nil {
+		return false, d.fail("release the agent's park", err)
+	}
+	n, err := res.RowsAffected()
+	return n == 1, d.fail("release the agent's park", err)
+}

@@ -17,6 +17,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"time"
 
 	"github.com/urfave/cli/v2"
 
@@ -423,6 +424,14 @@ func report(asJSON bool, env *command.Env, res spawn.Result) error {
 	}
 	if e := end(res); e != "" {
 		kv = append(kv, "end", e)
+	}
+	// A limit end parks the agent: say until when, and whether teamkit
+	// backs off because the CLI gave no reset time.
+	if a.ParkedUntil != nil && res.Status == spawn.StatusExited {
+		kv = append(kv, "parked_until", a.ParkedUntil.UTC().Format(time.RFC3339))
+		if a.ParkBackoff > 0 {
+			kv = append(kv, "backoff", a.ParkBackoff.String())
+		}
 	}
 	return command.KV(env.Stdout, kv...)
 }
