@@ -112,6 +112,7 @@ var postgresScripts = []string{
 	"inbox_copy", "proc_hosts", "proc_stop", "proc_supervisor_crash", "resume_two_hosts", "inbox_slow_reader", "resume_stalled_reader", "resume_host", "proc_legacy_record",
 	"resume_delivery",
 	"proc_clock_skew", "restart_waits", "inbox_wake", "exit_spool", "spawn_queue", "spawn_burst", "spawn_worktree", "run_records",
+	"resume_parks",
 }
 
 func TestScriptsPostgres(t *testing.T) {

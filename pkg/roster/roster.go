@@ -150,7 +150,7 @@ func State(a *mailbox.Agent, ask *mailbox.Ask, here Here) (state, detail string)
 	case mailbox.StateQueued:
 		return Queued, ""
 	case mailbox.StateExited:
-		if hold, detail := holdOf(*a); hold != "" {
+		if hold, detail := holdOf(*a, here.Now); hold != "" {
 			return hold, detail
 		}
 		if ask != nil {
@@ -186,8 +186,9 @@ func State(a *mailbox.Agent, ask *mailbox.Ask, here Here) (state, detail string)
 }
 
 // holdOf is what keeps an ended agent from being re-spawned unattended:
-// Failing or Parked with its detail, or "" for nothing.
-func holdOf(a mailbox.Agent) (state, detail string) {
+// Failing or Parked with its detail, or "" for nothing. A park whose time
+// has come says "due": the next resume pass re-spawns it.
+func holdOf(a mailbox.Agent, now time.Time) (state, detail string) {
 	switch {
 	case a.RespawnFailures >= mailbox.FailingAfter:
 		return Failing, fmt.Sprintf("failures=%d", a.RespawnFailures)
@@ -195,6 +196,9 @@ func holdOf(a mailbox.Agent) (state, detail string) {
 		detail = "until=" + a.ParkedUntil.UTC().Format(time.RFC3339)
 		if a.ParkBackoff > 0 {
 			detail += " backoff=" + a.ParkBackoff.String()
+		}
+		if !now.Before(*a.ParkedUntil) {
+			detail += " due"
 		}
 		return Parked, detail
 	}
