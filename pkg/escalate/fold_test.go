@@ -217,7 +217,10 @@ func TestOnlyFoldFencesHumanText(t *testing.T) {
 							if !ok {
 								continue
 							}
-							if k, ok := kv.Key.(*ast.Ident); ok && k.Name == "Task" && !isCallTo(kv.Value, "Fold") {
+							// A park's re-spawn carries nothing new: the task of
+							// the agent's last launch, as that launch recorded it.
+							recorded := rel == "pkg/escalate/park.go" && isSelectorOf(kv.Value, "a", "Task")
+							if k, ok := kv.Key.(*ast.Ident); ok && k.Name == "Task" && !isCallTo(kv.Value, "Fold") && !recorded {
 								t.Errorf("%s: a re-spawn's Task is not Fold(…)", fset.Position(kv.Pos()))
 							}
 						}
@@ -255,4 +258,14 @@ func orTop(fn string) string {
 		return "a top-level declaration"
 	}
 	return fn
+}
+
+// isSelectorOf reports whether e is x.sel.
+func isSelectorOf(e ast.Expr, x, sel string) bool {
+	s, ok := e.(*ast.SelectorExpr)
+	if !ok || s.Sel.Name != sel {
+		return false
+	}
+	id, ok := s.X.(*ast.Ident)
+	return ok && id.Name == x
 }
