@@ -370,6 +370,9 @@ func endHint(res spawn.Result, env *command.Env) string {
 		if r.ResetsAt != nil {
 			hint += "; it resets at " + command.FormatTime(*r.ResetsAt)
 		}
+		if a := res.Agent; a.ParkedUntil != nil {
+			hint += fmt.Sprintf("; %s is parked: the first 'resume %s' pass after %s re-spawns it", a.Name, a.Team, command.FormatTime(*a.ParkedUntil))
+		}
 		return hint
 	}
 	return ""
