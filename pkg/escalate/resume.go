@@ -612,8 +612,9 @@ func (p *pass) respawn(a mailbox.Ask, in mailbox.ResumeIntent) error {
 	}
 	if ok, why := roster.Respawnable(ag, clock); !ok {
 		// A park or a crash loop holds the answer too: it is delivered by
-		// the pass after the park ends, or after a person's spawn.
-		if err := db.ClearResumeIntent(context.WithoutCancel(ctx), a.ID); err != nil {
+		// the pass after the park ends, or after a person's spawn. A launch
+		// a crashed pass left for it is withdrawn like any given back.
+		if ok, err := p.giveBack(a); err != nil || !ok {
 			return err
 		}
 		p.r.note("ask %d: %s; the answer waits", a.ID, why)
