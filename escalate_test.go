@@ -234,7 +234,7 @@ var extraVars = []string{"TEAMKIT_TYPES", "TEAMKIT_DECIDERS", "TEAMKIT_TEST_CRAS
 // parallel runs "parallel N cmd args…": N copies of cmd at once, as separate
 // processes with the script's environment. It prints a summary:
 // "exit0=A exit1=B other=C" and "resumed=R" (stdout lines starting
-// "resumed ") and "skipped=S" (stderr lines saying another resume ran).
+// "resumed "), "unparked=U" (lines starting "unparked ") and "skipped=S" (stderr lines saying another resume ran).
 // With PARALLEL_HOSTS=N set in the script, the copies are spread over N
 // hosts (see below).
 func parallel(ts *testscript.TestScript, neg bool, args []string) {
@@ -286,7 +286,7 @@ func parallel(ts *testscript.TestScript, neg bool, args []string) {
 	}
 	close(start)
 	wg.Wait()
-	var ok, failed, other, resumed, skipped int
+	var ok, failed, other, resumed, unparked, skipped int
 	for _, r := range results {
 		switch r.code {
 		case 0:
@@ -302,12 +302,15 @@ func parallel(ts *testscript.TestScript, neg bool, args []string) {
 			if strings.HasPrefix(line, "resumed ") {
 				resumed++
 			}
+			if strings.HasPrefix(line, "unparked ") {
+				unparked++
+			}
 		}
 		if strings.Contains(r.stderr, "another resume of team") {
 			skipped++
 		}
 	}
-	fmt.Fprintf(ts.Stdout(), "exit0=%d exit1=%d other=%d\nresumed=%d\nskipped=%d\n", ok, failed, other, resumed, skipped)
+	fmt.Fprintf(ts.Stdout(), "exit0=%d exit1=%d other=%d\nresumed=%d\nunparked=%d\nskipped=%d\n", ok, failed, other, resumed, unparked, skipped)
 }
 
 // fenced runs "fenced FILE TEXT": TEXT occurs in FILE exactly once, and

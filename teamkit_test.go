@@ -114,6 +114,7 @@ var postgresScripts = []string{
 	"proc_clock_skew", "restart_waits", "inbox_wake", "exit_spool", "spawn_queue", "spawn_burst", "spawn_worktree", "run_records",
 	"activity",
 	"resume_wake",
+	"resume_parks",
 }
 
 func TestScriptsPostgres(t *testing.T) {

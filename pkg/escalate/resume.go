@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/teamkit/teamkit/pkg/mailbox"
+	"github.com/teamkit/teamkit/pkg/roster"
 	"github.com/teamkit/teamkit/pkg/text"
 )
 
@@ -98,7 +99,17 @@ type Resumed struct {
 	Run          string  `json:"run"`
 	ExitCode     *int    `json:"exit_code,omitempty"`
 	Log          string  `json:"log,omitempty"`
+	// Parked is the run whose park this re-spawn ended (Kind KindPark; no
+	// ask), "" for an answer's.
+	Parked string `json:"parked_run,omitempty"`
 }
+
+// KindPark is the Kind of a re-spawn that ends a park.
+const KindPark = "park"
+
+// ParkKey is recorded as the ResumeOf of the launch that ends the park of
+// run: a re-spawn by resume, whose failure counts toward failing.
+func ParkKey(run string) string { return "park of run " + run }
 
 // StatusRecovered is the status of a re-spawn found already launched by a
 // pass that crashed before recording it.
@@ -372,6 +383,9 @@ func (p *pass) run() error {
 	if err := p.deliver(); err != nil {
 		return err
 	}
+	if err := p.unpark(); err != nil {
+		return err
+	}
 	if err := p.wake(); err != nil {
 		return err
 	}
@@ -503,9 +517,16 @@ func (p *pass) start(a mailbox.Ask, in mailbox.ResumeIntent) error {
 		return nil
 	}
 	p.started[a.ID] = true
-	prev := p.last[a.Agent]
+	p.goLocked(a.Team, a.Agent, func() error { return p.respawn(a, in) })
+	return nil
+}
+
+// goLocked runs fn (a re-spawn of agent) in the background as start says;
+// p.mu is held on entry and released.
+func (p *pass) goLocked(team, agent string, fn func() error) {
+	prev := p.last[agent]
 	done := make(chan struct{})
-	p.last[a.Agent] = done
+	p.last[agent] = done
 	p.mu.Unlock()
 
 	p.wg.Add(1)
@@ -519,7 +540,7 @@ func (p *pass) start(a mailbox.Ask, in mailbox.ResumeIntent) error {
 					p.panicked = v
 				}
 				if p.err == nil {
-					p.err = fmt.Errorf("re-spawn of %s/%s panicked: %v", a.Team, a.Agent, v)
+					p.err = fmt.Errorf("re-spawn of %s/%s panicked: %v", team, agent, v)
 				}
 				p.mu.Unlock()
 			}
@@ -532,7 +553,7 @@ func (p *pass) start(a mailbox.Ask, in mailbox.ResumeIntent) error {
 		if p.failed() != nil {
 			return // the pass is ending: leave the intent for the next
 		}
-		if err := p.respawn(a, in); err != nil {
+		if err := fn(); err != nil {
 			p.mu.Lock()
 			if p.err == nil {
 				p.err = err
@@ -540,7 +561,6 @@ func (p *pass) start(a mailbox.Ask, in mailbox.ResumeIntent) error {
 			p.mu.Unlock()
 		}
 	}()
-	return nil
 }
 
 // failed is the first database error of a re-spawn of this pass.
@@ -604,6 +624,20 @@ func (p *pass) respawn(a mailbox.Ask, in mailbox.ResumeIntent) error {
 	}
 	if err != nil {
 		return p.respawnFailed(a, fmt.Errorf("agent %s/%s %w", a.Team, a.Agent, ErrAgentNeverLaunch))
+	}
+	clock, err := db.Now(ctx)
+	if err != nil {
+		return err
+	}
+	if ok, why := roster.Respawnable(ag, clock); !ok {
+		// A park or a crash loop holds the answer too: it is delivered by
+		// the pass after the park ends, or after a person's spawn. A launch
+		// a crashed pass left for it is withdrawn like any given back.
+		if ok, err := p.giveBack(a); err != nil || !ok {
+			return err
+		}
+		p.r.note("ask %d: %s; the answer waits", a.ID, why)
+		return nil
 	}
 	run := p.r.NewRun()
 	ok, err := db.LaunchAnswer(ctx, a.ID, run)

@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/teamkit/teamkit/pkg/mailbox"
+	"github.com/teamkit/teamkit/pkg/roster"
 	"github.com/teamkit/teamkit/pkg/runstream"
 	"github.com/teamkit/teamkit/pkg/text"
 )
@@ -40,10 +42,14 @@ type Woke struct {
 // done, or, without one, it exited with code 0), on this host, and it
 // awaits no human (asked: an open ask, or an answer not yet delivered,
 // which a re-spawn of its own carries). A run stopped by `spawn stop`
-// (end=stopped), failed, still running or queued is left alone. Any
+// (end=stopped), failed, still running or queued is left alone, and so is
+// one that is parked or failing (roster.Respawnable, as of now). Any
 // further state that forbids a re-spawn belongs here.
-func wakeable(a mailbox.Agent, rec *mailbox.RunRecord, asked bool, host string) bool {
+func wakeable(a mailbox.Agent, rec *mailbox.RunRecord, asked bool, host string, now time.Time) bool {
 	if a.Wake != mailbox.WakeMail || a.Host != host || asked || a.State != mailbox.StateExited {
+		return false
+	}
+	if ok, _ := roster.Respawnable(a, now); !ok {
 		return false
 	}
 	if rec != nil && rec.End != "" {
@@ -84,7 +90,7 @@ func (p *pass) wake() error {
 				return err
 			}
 		}
-		if !wakeable(a, rec, asked[a.Name], r.Host) {
+		if !wakeable(a, rec, asked[a.Name], r.Host, r.now()) {
 			continue
 		}
 		won, err := r.DB.ClaimWake(ctx, a.Team, a.Name, a.Run, c.Newest)

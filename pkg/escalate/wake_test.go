@@ -2,6 +2,7 @@ package escalate
 
 import (
 	"testing"
+	"time"
 
 	"github.com/teamkit/teamkit/pkg/mailbox"
 	"github.com/teamkit/teamkit/pkg/runstream"
@@ -35,9 +36,26 @@ func TestWakeable(t *testing.T) {
 		{"awaiting a human", exited(&zero), ended(runstream.EndDone), true, false},
 		{"running", mailbox.Agent{Name: "w", Wake: mailbox.WakeMail, Host: "h1", State: mailbox.StateRunning}, nil, false, false},
 		{"on another host", mailbox.Agent{Name: "w", Wake: mailbox.WakeMail, Host: "h2", State: mailbox.StateExited, ExitCode: &zero}, nil, false, false},
+		{"parked", parked(exited(&zero)), ended(runstream.EndDone), false, false},
+		{"failing", failing(exited(&zero)), ended(runstream.EndDone), false, false},
 	} {
-		if got := wakeable(c.a, c.rec, c.asked, "h1"); got != c.want {
+		if got := wakeable(c.a, c.rec, c.asked, "h1", wakeNow); got != c.want {
 			t.Errorf("%s: wakeable = %v, want %v", c.name, got, c.want)
 		}
 	}
+}
+
+// wakeNow is the time of TestWakeable's cases; parked and failing give an agent
+// a park that ends after it, and the failed re-spawns that make it failing.
+var wakeNow = time.Date(2026, 12, 4, 5, 0, 0, 0, time.UTC)
+
+func parked(a mailbox.Agent) mailbox.Agent {
+	until := wakeNow.Add(time.Minute)
+	a.ParkedUntil = &until
+	return a
+}
+
+func failing(a mailbox.Agent) mailbox.Agent {
+	a.RespawnFailures = mailbox.FailingAfter
+	return a
 }

@@ -96,6 +96,16 @@ func recordRun(db *mailbox.DB, spec Spec, rec mailbox.RunRecord) {
 	if err != nil {
 		note(spec, "could not record the run: %v", err)
 	}
+	if rec.End == "" {
+		return
+	}
+	// The end parks the agent, or counts toward failing (mailbox.SettleEnd).
+	err = retry(EndPatience, func(ctx context.Context) error {
+		return db.SettleEnd(ctx, rec.Team, rec.Name, rec.Run, rec.End, rec.ResetsAt)
+	})
+	if err != nil {
+		note(spec, "could not record the agent's park: %v", err)
+	}
 }
 
 func (s *stream) copy(src io.Reader, raw, text io.Writer) {

@@ -57,6 +57,20 @@ type Agent struct {
 	// Wake is WakeMail when mail to the agent re-spawns it once its run
 	// has ended normally (spawn --wake, type.conf wake=mail), "" when not.
 	Wake string `json:"wake"`
+	// ParkedUntil is when the agent's park ends (see parks.go), nil when
+	// it is not parked; ParkBackoff is the backoff that set it when the
+	// CLI gave no reset time, 0 when it did.
+	ParkedUntil *time.Time    `json:"parked_until"`
+	ParkBackoff time.Duration `json:"-"`
+	// LimitEnds counts its runs in a row that ended on a limit;
+	// RespawnFailures its re-spawns by resume in a row that ended in
+	// failure (FailingAfter make it failing).
+	LimitEnds       int `json:"limit_ends"`
+	RespawnFailures int `json:"respawn_failures"`
+	// ParkClaim is the run a resume pass claimed the park for, "" if none;
+	// ParkClaimedAt when.
+	ParkClaim     string     `json:"-"`
+	ParkClaimedAt *time.Time `json:"-"`
 }
 
 // WakeMail is Agent.Wake of an agent woken by mail.
@@ -67,8 +81,9 @@ func (a Agent) MarshalJSON() ([]byte, error) {
 	type plain Agent
 	return marshalNoEscape(struct {
 		plain
-		HeartbeatSeconds float64 `json:"heartbeat_interval_seconds"`
-	}{plain(a), a.Heartbeat.Seconds()})
+		HeartbeatSeconds   float64 `json:"heartbeat_interval_seconds"`
+		ParkBackoffSeconds float64 `json:"park_backoff_seconds"`
+	}{plain(a), a.Heartbeat.Seconds(), a.ParkBackoff.Seconds()})
 }
 
 // Process is how a run's supervisor is identified, and where.
@@ -81,7 +96,8 @@ type Process struct {
 }
 
 var agentFields = []string{"team", "name", "type", "run", "pid", "state", "exit_code", "log", "issue", "task", "workdir", "created_at", "updated_at",
-	"host", "pid_start", "boot_id", "heartbeat_at", "heartbeat_ms", "resume_of", "worktree", "branch", "active_at", "wake"}
+	"host", "pid_start", "boot_id", "heartbeat_at", "heartbeat_ms", "resume_of", "worktree", "branch", "active_at", "wake",
+	"parked_until", "park_backoff_ms", "limit_ends", "respawn_failures", "park_claim", "park_claimed_at"}
 
 func agentColsAs(alias string) string {
 	cols := make([]string, len(agentFields))
@@ -93,13 +109,15 @@ func agentColsAs(alias string) string {
 
 // nullAgent scans an agent that may be absent (a LEFT JOIN).
 type nullAgent struct {
-	team, name, typ, run, state, log, issue, task, workdir, host, boot, resumeOf, worktree, branch, wake sql.NullString
-	pid, exit, created, updated, start, heartbeat, heartbeatMS, active                                   sql.NullInt64
+	team, name, typ, run, state, log, issue, task, workdir, host, boot, resumeOf, worktree, branch, wake, claim sql.NullString
+	pid, exit, created, updated, start, heartbeat, heartbeatMS, active                                          sql.NullInt64
+	parked, backoffMS, limitEnds, failures, claimedAt                                                           sql.NullInt64
 }
 
 func (n *nullAgent) dest() []any {
 	return []any{&n.team, &n.name, &n.typ, &n.run, &n.pid, &n.state, &n.exit, &n.log, &n.issue, &n.task, &n.workdir, &n.created, &n.updated,
-		&n.host, &n.start, &n.boot, &n.heartbeat, &n.heartbeatMS, &n.resumeOf, &n.worktree, &n.branch, &n.active, &n.wake}
+		&n.host, &n.start, &n.boot, &n.heartbeat, &n.heartbeatMS, &n.resumeOf, &n.worktree, &n.branch, &n.active, &n.wake,
+		&n.parked, &n.backoffMS, &n.limitEnds, &n.failures, &n.claim, &n.claimedAt}
 }
 
 func (n *nullAgent) agent() *Agent {
@@ -111,7 +129,17 @@ func (n *nullAgent) agent() *Agent {
 		Task: n.task.String, Workdir: n.workdir.String, CreatedAt: fromNanos(n.created), UpdatedAt: fromNanos(n.updated),
 		Host: n.host.String, PIDStart: uint64(n.start.Int64), BootID: n.boot.String,
 		Heartbeat: time.Duration(n.heartbeatMS.Int64) * time.Millisecond, ResumeOf: n.resumeOf.String,
-		Worktree: n.worktree.String, Branch: n.branch.String, Wake: n.wake.String}
+		Worktree: n.worktree.String, Branch: n.branch.String, Wake: n.wake.String,
+		ParkBackoff: time.Duration(n.backoffMS.Int64) * time.Millisecond, LimitEnds: int(n.limitEnds.Int64),
+		RespawnFailures: int(n.failures.Int64), ParkClaim: n.claim.String}
+	if n.parked.Valid {
+		t := fromNanos(n.parked)
+		a.ParkedUntil = &t
+	}
+	if n.claimedAt.Valid {
+		t := fromNanos(n.claimedAt)
+		a.ParkClaimedAt = &t
+	}
 	if n.heartbeat.Valid {
 		t := fromNanos(n.heartbeat)
 		a.HeartbeatAt = &t
@@ -170,6 +198,9 @@ func (d *DB) Now(ctx context.Context) (time.Time, error) {
 // RecordLaunch stores a as the agent's latest launch, replacing the last one.
 // The launch covers the mail already sent to the agent (its briefing says
 // to drain it), so only newer mail can wake it (woke_through).
+//
+// A launch ends the agent's park (the launch is what the park waited for);
+// a launch by a person (no ResumeOf) also clears its failed re-spawns.
 func (d *DB) RecordLaunch(ctx context.Context, a Agent) error {
 	now := d.stamp()
 	_, err := d.db.ExecContext(ctx,
@@ -184,7 +215,9 @@ func (d *DB) RecordLaunch(ctx context.Context, a Agent) error {
 		   host = excluded.host, pid_start = excluded.pid_start, boot_id = excluded.boot_id,
 		   heartbeat_at = NULL, heartbeat_ms = 0, active_at = NULL, resume_of = excluded.resume_of,
 		   worktree = excluded.worktree, branch = excluded.branch,
-		   wake = excluded.wake, woke_through = excluded.woke_through`,
+		   wake = excluded.wake, woke_through = excluded.woke_through,
+		   parked_until = NULL, park_backoff_ms = 0, park_claim = '', park_claimed_at = NULL,
+		   respawn_failures = CASE WHEN excluded.resume_of = '' THEN 0 ELSE agents.respawn_failures END`,
 		a.Team, a.Name, a.Type, a.Task, a.Issue, a.Workdir, a.Run, a.PID, a.State, a.Log, now, now,
 		a.Host, int64(a.PIDStart), a.BootID, a.ResumeOf, a.Worktree, a.Branch, a.Wake, a.Team, a.Name)
 	return d.fail("record agent", err)

@@ -39,6 +39,8 @@ const (
 	Lost          = "lost"            // recorded as alive, but the process is gone and left no exit code
 	AwaitingHuman = "awaiting-human"  // it asked a question and exited; resume brings it back
 	Queued        = "queued"          // waiting for a slot under its host's cap
+	Parked        = "parked"          // its run ended on a usage limit; resume re-spawns it once the limit resets
+	Failing       = "failing"         // its last re-spawns by resume all failed; only a person's spawn starts it again
 )
 
 // DefaultHeartbeat is how often a supervisor renews its run's heartbeat.
@@ -148,6 +150,9 @@ func State(a *mailbox.Agent, ask *mailbox.Ask, here Here) (state, detail string)
 	case mailbox.StateQueued:
 		return Queued, ""
 	case mailbox.StateExited:
+		if hold, detail := holdOf(*a, here.Now); hold != "" {
+			return hold, detail
+		}
 		if ask != nil {
 			return AwaitingHuman, fmt.Sprintf("ask=%d", ask.ID)
 		}
@@ -178,6 +183,42 @@ func State(a *mailbox.Agent, ask *mailbox.Ask, here Here) (state, detail string)
 		return Ready, j.Detail
 	}
 	return Running, j.Detail
+}
+
+// holdOf is what keeps an ended agent from being re-spawned unattended:
+// Failing or Parked with its detail, or "" for nothing. A park whose time
+// has come says "due": the next resume pass re-spawns it.
+func holdOf(a mailbox.Agent, now time.Time) (state, detail string) {
+	switch {
+	case a.RespawnFailures >= mailbox.FailingAfter:
+		return Failing, fmt.Sprintf("failures=%d", a.RespawnFailures)
+	case a.ParkedUntil != nil:
+		detail = "until=" + a.ParkedUntil.UTC().Format(time.RFC3339)
+		if a.ParkBackoff > 0 {
+			detail += " backoff=" + a.ParkBackoff.String()
+		}
+		if !now.Before(*a.ParkedUntil) {
+			detail += " due"
+		}
+		return Parked, detail
+	}
+	return "", ""
+}
+
+// Respawnable is the one answer to "may agent a be re-spawned unattended
+// now?" (a resume pass, for a park or an answer, and any other wake-up
+// asks it): not while it is failing, and not before its park ends (now is
+// the database's clock, At). why says what holds it, in words fit for a
+// note. It says nothing of liveness: a live agent is never re-spawned
+// (spawn refuses it), whatever this says.
+func Respawnable(a mailbox.Agent, now time.Time) (ok bool, why string) {
+	switch {
+	case a.RespawnFailures >= mailbox.FailingAfter:
+		return false, fmt.Sprintf("%s/%s is failing (its last %d re-spawns failed); run spawn to start it again", a.Team, a.Name, a.RespawnFailures)
+	case a.ParkedUntil != nil && now.Before(*a.ParkedUntil):
+		return false, fmt.Sprintf("%s/%s is parked until %s", a.Team, a.Name, a.ParkedUntil.UTC().Format(time.RFC3339))
+	}
+	return true, ""
 }
 
 // Describe is State as one column: "running pid=42", "exited code=3",

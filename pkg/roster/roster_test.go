@@ -122,3 +122,32 @@ func TestSilence(t *testing.T) {
 		}
 	}
 }
+
+// TestHolds: a park and a crash loop show in the state, and Respawnable
+// refuses a re-spawn before the park ends and while the agent is failing.
+func TestParkedFailing(t *testing.T) {
+	code := 1
+	now := time.Date(2026, 12, 4, 5, 0, 0, 0, time.UTC)
+	later, earlier := now.Add(90*time.Second), now.Add(-time.Second)
+	here := roster.Here{Host: "h", Now: now}
+	ask := &mailbox.Ask{ID: 3}
+	for _, tc := range []struct {
+		a     mailbox.Agent
+		state string
+		ok    bool
+	}{
+		{mailbox.Agent{State: mailbox.StateExited, ExitCode: &code, ParkedUntil: &later}, "parked until=2026-12-04T05:01:30Z", false},
+		{mailbox.Agent{State: mailbox.StateExited, ExitCode: &code, ParkedUntil: &later, ParkBackoff: 2 * time.Minute}, "parked until=2026-12-04T05:01:30Z backoff=2m0s", false},
+		{mailbox.Agent{State: mailbox.StateExited, ExitCode: &code, ParkedUntil: &earlier}, "parked until=2026-12-04T04:59:59Z due", true},
+		{mailbox.Agent{State: mailbox.StateExited, ExitCode: &code, ParkedUntil: &earlier, RespawnFailures: 3}, "failing failures=3", false},
+		{mailbox.Agent{State: mailbox.StateExited, ExitCode: &code, RespawnFailures: 2}, "awaiting-human ask=3", true},
+		{mailbox.Agent{State: mailbox.StateExited, ExitCode: &code, RespawnFailures: 3}, "failing failures=3", false},
+	} {
+		if got := roster.Describe(&tc.a, ask, here); got != tc.state {
+			t.Errorf("Describe(%+v) = %q, want %q", tc.a, got, tc.state)
+		}
+		if ok, why := roster.Respawnable(tc.a, now); ok != tc.ok || ok != (why == "") {
+			t.Errorf("Respawnable(%+v) = %v %q, want %v", tc.a, ok, why, tc.ok)
+		}
+	}
+}

@@ -24,6 +24,11 @@
 // With --watch, new mail to the team starts a pass at once (the same push
 // as inbox --wait), not an interval later.
 //
+// A pass also re-spawns, with its task, each agent whose usage-limit park
+// has ended (roster.Respawnable), one line each:
+//
+//	unparked agent=NAME status=ready after=0.4s run=RUN parked_run=RUN
+//
 // Internal: the commands' own code; no user should import it.
 package resume
 
@@ -294,8 +299,12 @@ func reporter(asJSON bool, w io.Writer) func(escalate.Resumed) error {
 		if asJSON {
 			return command.JSON(w, r)
 		}
-		kv := []string{"ask", strconv.FormatInt(r.AskID, 10), "agent", r.Agent, "status", r.Status,
+		word, kv := "resumed ", []string{"ask", strconv.FormatInt(r.AskID, 10), "agent", r.Agent, "status", r.Status,
 			"after", fmt.Sprintf("%.1fs", r.AfterSeconds), "run", r.Run, "decision", r.Decision, "by", r.DecidedBy}
+		if r.Kind == escalate.KindPark {
+			word, kv = "unparked ", []string{"agent", r.Agent, "status", r.Status, "after", fmt.Sprintf("%.1fs", r.AfterSeconds),
+				"run", r.Run, "parked_run", r.Parked}
+		}
 		if r.Status == spawn.StatusExited {
 			code := "unknown"
 			if r.ExitCode != nil {
@@ -304,7 +313,7 @@ func reporter(asJSON bool, w io.Writer) func(escalate.Resumed) error {
 			kv = append(kv, "code", code, "log", r.Log)
 		}
 		var b strings.Builder
-		b.WriteString("resumed ")
+		b.WriteString(word)
 		if err := command.KV(&b, kv...); err != nil {
 			return err
 		}

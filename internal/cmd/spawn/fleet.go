@@ -87,6 +87,14 @@ type listed struct {
 	// Tokens and CostUSD are those of the latest run (spawn runs).
 	Tokens  mailbox.Tokens `json:"tokens"`
 	CostUSD *float64       `json:"cost_usd"`
+	// ParkedUntil is when its usage-limit park ends (null: not parked);
+	// ParkBackoffSeconds > 0 when the CLI gave no reset and teamkit backs
+	// off. RespawnFailures counts its failed re-spawns by resume in a row
+	// (mailbox.FailingAfter make it failing).
+	ParkedUntil        *time.Time `json:"parked_until"`
+	ParkBackoffSeconds float64    `json:"park_backoff_seconds"`
+	LimitEnds          int        `json:"limit_ends"`
+	RespawnFailures    int        `json:"respawn_failures"`
 }
 
 type listedAsk struct {
@@ -268,6 +276,7 @@ func toListed(team string, e roster.Entry, now time.Time) listed {
 			t := a.LastActiveAt.UTC()
 			l.LastActiveAt = &t
 		}
+		l.ParkedUntil, l.ParkBackoffSeconds, l.LimitEnds, l.RespawnFailures = a.ParkedUntil, a.ParkBackoff.Seconds(), a.LimitEnds, a.RespawnFailures
 	}
 	if !e.Started.IsZero() {
 		t := e.Started.UTC()

@@ -17,6 +17,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"time"
 
 	"github.com/urfave/cli/v2"
 
@@ -370,6 +371,9 @@ func endHint(res spawn.Result, env *command.Env) string {
 		if r.ResetsAt != nil {
 			hint += "; it resets at " + command.FormatTime(*r.ResetsAt)
 		}
+		if a := res.Agent; a.ParkedUntil != nil {
+			hint += fmt.Sprintf("; %s is parked: the first 'resume %s' pass after %s re-spawns it", a.Name, a.Team, command.FormatTime(*a.ParkedUntil))
+		}
 		return hint
 	}
 	return ""
@@ -424,6 +428,14 @@ func report(asJSON bool, env *command.Env, res spawn.Result) error {
 	}
 	if e := end(res); e != "" {
 		kv = append(kv, "end", e)
+	}
+	// A limit end parks the agent: say until when, and whether teamkit
+	// backs off because the CLI gave no reset time.
+	if a.ParkedUntil != nil && res.Status == spawn.StatusExited {
+		kv = append(kv, "parked_until", a.ParkedUntil.UTC().Format(time.RFC3339))
+		if a.ParkBackoff > 0 {
+			kv = append(kv, "backoff", a.ParkBackoff.String())
+		}
 	}
 	return command.KV(env.Stdout, kv...)
 }
