@@ -58,7 +58,7 @@ func (p *pass) unpark() error {
 			p.mu.Unlock()
 			return p.err
 		}
-		p.goLocked(a.Team, a.Name, func() error { return p.respawnPark(a, run) })
+		p.goLocked(a.Team, a.Name, func() error { return p.respawnPark(a, run) }, nil)
 	}
 	return nil
 }
@@ -69,7 +69,7 @@ func (p *pass) unpark() error {
 func (p *pass) respawnPark(a mailbox.Agent, run string) error {
 	ctx := p.ctx
 	res, err := p.r.Spawn(ctx, SpawnRequest{Type: a.Type, Team: a.Team, Name: a.Name, Task: a.Task, Issue: a.Issue,
-		Workdir: a.Workdir, ResumeOf: ParkKey(a.Run), Run: run})
+		Workdir: a.Workdir, ResumeOf: ParkKey(a.Run), Run: run, Wake: a.Wake == mailbox.WakeMail})
 	if err != nil {
 		if ctx.Err() != nil {
 			return ctx.Err() // the claim lapses after StartingGrace; a later pass takes it over

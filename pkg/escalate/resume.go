@@ -69,7 +69,8 @@ type SpawnRequest struct {
 	// cannot.
 	Run   string
 	AskID int64
-	// Wake records the re-spawned agent as woken by mail (see wake.go).
+	// Wake keeps the re-spawned agent a wake agent (see wake.go): every
+	// re-spawn (a wake, a park's end, an answer) carries its last launch's.
 	Wake bool
 }
 
@@ -517,13 +518,14 @@ func (p *pass) start(a mailbox.Ask, in mailbox.ResumeIntent) error {
 		return nil
 	}
 	p.started[a.ID] = true
-	p.goLocked(a.Team, a.Agent, func() error { return p.respawn(a, in) })
+	p.goLocked(a.Team, a.Agent, func() error { return p.respawn(a, in) }, nil)
 	return nil
 }
 
-// goLocked runs fn (a re-spawn of agent) in the background as start says;
-// p.mu is held on entry and released.
-func (p *pass) goLocked(team, agent string, fn func() error) {
+// goLocked runs fn (a re-spawn of agent) in the background as start says,
+// or skipped (when not nil) instead if the pass is ending by then; p.mu is
+// held on entry and released.
+func (p *pass) goLocked(team, agent string, fn, skipped func() error) {
 	prev := p.last[agent]
 	done := make(chan struct{})
 	p.last[agent] = done
@@ -551,7 +553,10 @@ func (p *pass) goLocked(team, agent string, fn func() error) {
 		p.slots <- struct{}{}
 		defer func() { <-p.slots }()
 		if p.failed() != nil {
-			return // the pass is ending: leave the intent for the next
+			if skipped == nil {
+				return // the pass is ending: leave the intent for the next
+			}
+			fn = skipped
 		}
 		if err := fn(); err != nil {
 			p.mu.Lock()
@@ -651,7 +656,7 @@ func (p *pass) respawn(a mailbox.Ask, in mailbox.ResumeIntent) error {
 	p.r.crash(CrashAfterLaunch)
 	res, err := p.r.Spawn(ctx, SpawnRequest{
 		Type: ag.Type, Team: a.Team, Name: a.Agent, Task: Fold(ag.Task, a, in.CreatedAt), Issue: ag.Issue, Workdir: ag.Workdir,
-		ResumeOf: ResumeKey(a.ID, in.CreatedAt), Run: run, AskID: a.ID,
+		ResumeOf: ResumeKey(a.ID, in.CreatedAt), Run: run, AskID: a.ID, Wake: ag.Wake == mailbox.WakeMail,
 	})
 	if err != nil && ctx.Err() != nil {
 		// Interrupted: the intent stays, and the next pass resolves it.

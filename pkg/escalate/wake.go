@@ -107,28 +107,11 @@ func (p *pass) wake() error {
 // startWake re-spawns agent a, whose wake for the mail up to through this
 // pass claimed, in the background like an answer's re-spawn (start).
 func (p *pass) startWake(a mailbox.Agent, through int64) {
+	release := func() error {
+		return p.r.DB.ReleaseWake(context.WithoutCancel(p.ctx), a.Team, a.Name, a.Run, through)
+	}
 	p.mu.Lock()
-	prev := p.last[a.Name]
-	done := make(chan struct{})
-	p.last[a.Name] = done
-	p.mu.Unlock()
-	p.wg.Add(1)
-	go func() {
-		defer p.wg.Done()
-		defer close(done)
-		if prev != nil {
-			<-prev
-		}
-		p.slots <- struct{}{}
-		defer func() { <-p.slots }()
-		if err := p.respawnWake(a, through); err != nil {
-			p.mu.Lock()
-			if p.err == nil {
-				p.err = err
-			}
-			p.mu.Unlock()
-		}
-	}()
+	p.goLocked(a.Team, a.Name, func() error { return p.respawnWake(a, through) }, release)
 }
 
 // respawnWake starts a again with the type, issue, workdir and wake of its
@@ -136,9 +119,6 @@ func (p *pass) startWake(a mailbox.Agent, through int64) {
 // back, so that a later pass wakes it.
 func (p *pass) respawnWake(a mailbox.Agent, through int64) error {
 	r, ctx := p.r, p.ctx
-	if p.failed() != nil {
-		return r.DB.ReleaseWake(context.WithoutCancel(ctx), a.Team, a.Name, a.Run, through)
-	}
 	res, err := r.Spawn(ctx, SpawnRequest{Type: a.Type, Team: a.Team, Name: a.Name, Task: WakeTask(a.Team, a.Name),
 		Issue: a.Issue, Workdir: a.Workdir, Wake: true})
 	if err != nil {

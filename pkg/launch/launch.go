@@ -44,6 +44,7 @@ import (
 	"github.com/teamkit/teamkit/pkg/mailbox"
 	"github.com/teamkit/teamkit/pkg/proc"
 	"github.com/teamkit/teamkit/pkg/runstream"
+	"github.com/teamkit/teamkit/pkg/text"
 )
 
 // Spec is everything the supervisor needs to start one agent run.
@@ -278,7 +279,7 @@ func Supervise(ctx context.Context, spec Spec, db *mailbox.DB, stdout, stderr io
 		unstart(db, spec)
 		guard.release()
 		ended, code := time.Now(), 127
-		rec.EndedAt, rec.ExitCode, rec.End, rec.Detail = &ended, &code, runstream.EndCrashed, oneLine(fmt.Sprintf("start %s: %v", spec.Argv[0], err))
+		rec.EndedAt, rec.ExitCode, rec.End, rec.Detail = &ended, &code, runstream.EndCrashed, text.OneLine(fmt.Sprintf("start %s: %v", spec.Argv[0], err))
 		recordRun(db, spec, rec)
 		recordExit(db, spec, 127)
 		return 127, fmt.Errorf("start %s: %w", spec.Argv[0], err)

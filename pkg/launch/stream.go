@@ -120,6 +120,17 @@ func (s *stream) copy(src io.Reader, raw, text io.Writer) {
 		if errors.Is(err, bufio.ErrBufferFull) {
 			continue
 		}
+		if err != nil && len(line) == 0 {
+			// The stream ended after a whole line: what the reader still
+			// holds (text not yet followed by an event) goes to the log too.
+			s.mu.Lock()
+			rest := s.r.Flush()
+			s.mu.Unlock()
+			for _, l := range rest {
+				text.Write([]byte(l + "\n"))
+			}
+			return
+		}
 		if len(line) > 0 {
 			raw.Write(line)
 			if line[len(line)-1] != '\n' {
@@ -151,6 +162,3 @@ func (s *stream) copy(src io.Reader, raw, text io.Writer) {
 		}
 	}
 }
-
-// oneLine is s on one line, for a record's detail.
-func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
