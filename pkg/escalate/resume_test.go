@@ -1017,3 +1017,32 @@ func TestParallelRespawns(t *testing.T) {
 		t.Errorf("%d intents left", f.intents())
 	}
 }
+
+// An answer's re-spawn keeps a wake agent a wake agent (spawn --wake), and
+// leaves any other as it was.
+func TestRespawnKeepsWake(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	woken := f.ask("w1", "", mailbox.KindQuestion, "Which font?")
+	plain := f.ask("w2", "", mailbox.KindQuestion, "Which colour?")
+	code := 0
+	if err := f.db.RecordLaunch(ctx, mailbox.Agent{Team: "t", Name: "w1", Type: "asker", Run: "first-w1", State: mailbox.StateExited,
+		Task: "Original task of w1.", Workdir: f.dir, ExitCode: &code, Wake: mailbox.WakeMail}); err != nil {
+		t.Fatal(err)
+	}
+	for _, a := range []mailbox.Ask{woken, plain} {
+		if _, err := AnswerLocal(ctx, f.db, LocalAnswer{ID: a.ID, Text: "Any.", Decision: mailbox.DecisionAnswered, By: "tester"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := f.resumer(f.db, "").Pass(ctx); err != nil {
+		t.Fatal(err)
+	}
+	wake := map[string]bool{}
+	for _, s := range f.spawns {
+		wake[s.Name] = s.Wake
+	}
+	if len(f.spawns) != 2 || !wake["w1"] || wake["w2"] {
+		t.Fatalf("re-spawns' wake: %v (%d re-spawns); want w1 true, w2 false", wake, len(f.spawns))
+	}
+}
