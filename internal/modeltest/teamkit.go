@@ -142,10 +142,7 @@ func Mail(release <-chan struct{}) Script {
 		if inbox, ok := nudged(c); ok {
 			return Turn{Command: inbox}
 		}
-		last := ""
-		if len(c.Results) > 0 {
-			last = c.Results[len(c.Results)-1]
-		}
+		last := lastResult(c)
 		switch {
 		case len(c.Results) == 0:
 			return Turn{Command: find(readyRe, c.Briefing, "ready") + " mark"}
@@ -167,10 +164,7 @@ func Flood(c Conversation) Turn {
 	if inbox, ok := nudged(c); ok {
 		return Turn{Command: inbox}
 	}
-	last := ""
-	if len(c.Results) > 0 {
-		last = c.Results[len(c.Results)-1]
-	}
+	last := lastResult(c)
 	switch {
 	case len(c.Results) == 0:
 		return Turn{Command: find(readyRe, c.Briefing, "ready") + " mark"}
@@ -188,4 +182,12 @@ func nameOf(briefing string) string {
 		return m[1]
 	}
 	return "self"
+}
+
+// lastResult is the output of the agent's latest command, "" before any.
+func lastResult(c Conversation) string {
+	if len(c.Results) == 0 {
+		return ""
+	}
+	return c.Results[len(c.Results)-1]
 }
