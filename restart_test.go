@@ -8,6 +8,7 @@ package teamkit_test
 import (
 	"context"
 	"database/sql"
+	"fmt"
 	"net/url"
 	"path/filepath"
 	"strconv"
@@ -29,10 +30,11 @@ type clusterKey struct{}
 // port; "pgserver xacts VAR" sets VAR to the number of transactions the
 // script's database has committed so far, once no other session is left
 // (a session's counts are published when it ends); "pgserver listeners N" waits until N sessions of the script's
-// database sit in LISTEN (the waiters are waiting).
+// database sit in LISTEN (the waiters are waiting); "pgserver tables"
+// prints the tables of the script's database.
 func pgServer(ts *testscript.TestScript, neg bool, args []string) {
 	if neg || len(args) < 1 {
-		ts.Fatalf("usage: pgserver own|stop|start|listeners N")
+		ts.Fatalf("usage: pgserver own|stop|start|listeners N|xacts VAR|tables")
 	}
 	switch args[0] {
 	case "xacts":
@@ -92,8 +94,24 @@ func pgServer(ts *testscript.TestScript, neg bool, args []string) {
 		} else {
 			ts.Check(c.Start())
 		}
+	case "tables":
+		// The script's database's tables, one a line: none until a
+		// command made the mailbox's schema.
+		db, err := sql.Open("pgx", ts.Getenv("TEAMKIT_DB"))
+		ts.Check(err)
+		defer db.Close()
+		rows, err := db.Query(`SELECT schemaname || '.' || tablename FROM pg_tables
+			WHERE schemaname NOT IN ('pg_catalog', 'information_schema') ORDER BY 1`)
+		ts.Check(err)
+		defer rows.Close()
+		for rows.Next() {
+			var t string
+			ts.Check(rows.Scan(&t))
+			fmt.Fprintln(ts.Stdout(), t)
+		}
+		ts.Check(rows.Err())
 	default:
-		ts.Fatalf("usage: pgserver own|stop|start")
+		ts.Fatalf("usage: pgserver own|stop|start|listeners N|xacts VAR|tables")
 	}
 }
 

@@ -115,6 +115,7 @@ var postgresScripts = []string{
 	"activity",
 	"resume_wake",
 	"resume_parks",
+	"completion_mailbox",
 }
 
 func TestScriptsPostgres(t *testing.T) {

@@ -127,7 +127,8 @@ func printWords(c *cli.Context, words []string) {
 }
 
 // withMailbox runs f against the command's mailbox if it exists. A
-// completion never creates one: a missing SQLite file completes nothing.
+// completion never creates or migrates one: a missing SQLite file, or a
+// database without teamkit's current schema, completes nothing.
 func withMailbox(c *cli.Context, env *Env, f func(context.Context, *mailbox.DB) ([]string, error)) []string {
 	path, _ := DBPath(c, env)
 	if !mailbox.IsURL(path) {
@@ -138,7 +139,7 @@ func withMailbox(c *cli.Context, env *Env, f func(context.Context, *mailbox.DB) 
 	// A Tab key must not hang on a mailbox locked or out of reach.
 	ctx, cancel := context.WithTimeout(c.Context, 3*time.Second)
 	defer cancel()
-	db, err := mailbox.Open(ctx, path, mailbox.Options{Now: env.Now, BusyTimeout: time.Second})
+	db, err := mailbox.Open(ctx, path, mailbox.Options{Now: env.Now, BusyTimeout: time.Second, Existing: true})
 	if err != nil {
 		return nil
 	}
@@ -156,13 +157,24 @@ func teamWords(c *cli.Context, env *Env) []string {
 	})
 }
 
+// maxRecipients bounds the names completed from a team's mail: a Tab key
+// lists a screenful, not a mailing list.
+const maxRecipients = 200
+
+// agentWords are the team's agents, and the names its mail went to that
+// were never spawned (a human, a lead: a drain's name as much as an
+// agent's), in name order.
 func agentWords(c *cli.Context, env *Env, team string) []string {
 	return withMailbox(c, env, func(ctx context.Context, db *mailbox.DB) ([]string, error) {
 		agents, err := db.Agents(ctx, team)
-		var out []string
+		if err != nil {
+			return nil, err
+		}
+		out, err := db.Recipients(ctx, team, maxRecipients)
 		for _, a := range agents {
 			out = append(out, a.Name)
 		}
-		return out, err
+		slices.Sort(out)
+		return slices.Compact(out), err
 	})
 }

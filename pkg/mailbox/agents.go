@@ -303,18 +303,26 @@ func (d *DB) Agents(ctx context.Context, team string) ([]Agent, error) {
 // the agents table is small, where listing the teams of messages would read
 // them all.
 func (d *DB) Teams(ctx context.Context) ([]string, error) {
-	rows, err := d.db.QueryContext(ctx, `SELECT DISTINCT team FROM agents ORDER BY team`)
-	if err != nil {
-		return nil, d.fail("list teams", err)
-	}
-	defer rows.Close()
-	var out []string
-	for rows.Next() {
-		var t string
-		if err := rows.Scan(&t); err != nil {
-			return nil, d.fail("list teams", err)
-		}
-		out = append(out, t)
-	}
-	return out, d.fail("list teams", rows.Err())
+	out, err := queryStrings(ctx, d.db, `SELECT DISTINCT team FROM agents ORDER BY team`)
+	return out, d.fail("list teams", err)
+}
+
+// recipientsQuery lists a team's distinct recipients in name order, at most
+// a limit of them, by a loose index scan of messages_by_recipient: each row
+// is one seek for the next name after the last, so the cost grows with the
+// names returned, never with the messages (a plain DISTINCT would read
+// every index entry of the team). SQLite and PostgreSQL both evaluate the
+// recursive query only as far as the LIMIT asks (TestRecipientsSeeks).
+const recipientsQuery = `WITH RECURSIVE r(name) AS (
+	SELECT (SELECT MIN(recipient) FROM messages WHERE team = ?)
+	UNION ALL
+	SELECT (SELECT MIN(recipient) FROM messages WHERE team = ? AND recipient > r.name) FROM r WHERE r.name IS NOT NULL
+) SELECT name FROM r WHERE name IS NOT NULL LIMIT ?`
+
+// Recipients lists up to limit names the team's messages were sent to, in
+// name order, for shell completion: one sent mail but never spawned (a
+// human, a lead) is as much a drain's name as an agent.
+func (d *DB) Recipients(ctx context.Context, team string, limit int) ([]string, error) {
+	out, err := queryStrings(ctx, d.db, recipientsQuery, team, team, limit)
+	return out, d.fail("list recipients", err)
 }

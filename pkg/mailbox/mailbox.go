@@ -134,6 +134,10 @@ type Options struct {
 	// CreateDir makes the database's directory when it is missing (the
 	// default XDG location); a path the user chose must already exist.
 	CreateDir bool
+	// Existing opens only a mailbox already at this teamkit's schema
+	// version, and changes nothing: no schema is made in an empty database,
+	// none migrated (shell completion reads a mailbox, never writes one).
+	Existing bool
 }
 
 // DefaultBusyTimeout covers a burst of concurrent drains on a slow disk.
@@ -190,8 +194,11 @@ type backend interface {
 	clock() string
 }
 
-// queryStrings runs a query of one text column.
-func queryStrings(ctx context.Context, tx *sql.Tx, q string, args ...any) ([]string, error) {
+// queryStrings runs a query of one text column, in tx (a *sql.Tx) or
+// outside any transaction (the *sql.DB).
+func queryStrings(ctx context.Context, tx interface {
+	QueryContext(context.Context, string, ...any) (*sql.Rows, error)
+}, q string, args ...any) ([]string, error) {
 	rows, err := tx.QueryContext(ctx, q, args...)
 	if err != nil {
 		return nil, err
@@ -247,7 +254,11 @@ func Open(ctx context.Context, path string, o Options) (*DB, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := d.migrateRetrying(ctx, o.BusyTimeout); err != nil {
+	prepare := d.migrateRetrying
+	if o.Existing {
+		prepare = d.requireCurrent
+	}
+	if err := prepare(ctx, o.BusyTimeout); err != nil {
 		d.db.Close()
 		return nil, d.fail("open mailbox", err)
 	}
@@ -286,6 +297,20 @@ func (d *DB) migrateRetrying(ctx context.Context, busy time.Duration) error {
 		case <-t.C:
 		}
 	}
+}
+
+// requireCurrent fails unless the schema is at this teamkit's version
+// (Options.Existing): it only reads the version.
+func (d *DB) requireCurrent(ctx context.Context, _ time.Duration) error {
+	files, err := migrationFiles(d.be.migrationDir())
+	if err != nil {
+		return err
+	}
+	v, err := d.be.version(ctx, d.db)
+	if err == nil && v != len(files) {
+		err = fmt.Errorf("schema version %d, not this teamkit's %d (a command that writes migrates it)", v, len(files))
+	}
+	return err
 }
 
 // Close releases the database.

@@ -7,6 +7,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -516,6 +517,30 @@ func testAgents(t *testing.T, be backend) {
 	}
 	if teams, err := db.Teams(ctx); err != nil || !slices.Equal(teams, []string{"t", "u"}) {
 		t.Fatalf("Teams = %q, %v", teams, err)
+	}
+}
+
+// Recipients are the names a team's mail went to, each once, in order, up
+// to the limit: spawned or not.
+func TestRecipients(t *testing.T) { eachBackend(t, testRecipients) }
+
+func testRecipients(t *testing.T, be backend) {
+	ctx := context.Background()
+	db, _, _ := newDB(t, be)
+	for _, m := range []mailbox.Message{{Team: "t", To: "lead"}, {Team: "t", To: "b"}, {Team: "t", To: "lead"},
+		{Team: "t", To: "c"}, {Team: "u", To: "a"}, {Team: "t", To: "b"}} {
+		m.From, m.Body = "x", "hi"
+		if _, err := db.Send(ctx, m); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for limit, want := range map[int][]string{10: {"b", "c", "lead"}, 2: {"b", "c"}} {
+		if got, err := db.Recipients(ctx, "t", limit); err != nil || !slices.Equal(got, want) {
+			t.Errorf("Recipients(t, %d) = %q, %v; want %q", limit, got, err, want)
+		}
+	}
+	if got, err := db.Recipients(ctx, "none", 10); err != nil || len(got) != 0 {
+		t.Errorf("Recipients(none) = %q, %v", got, err)
 	}
 }
 
@@ -1263,5 +1288,42 @@ func TestMigrationMovesQuestionTime(t *testing.T) {
 	}
 	if v, ok, _ := db.Setting(ctx, "t", "paused"); !ok || v != "yes" {
 		t.Errorf("another setting was touched: %q %v", v, ok)
+	}
+}
+
+// Options.Existing (shell completion) opens a current mailbox and changes
+// no other: an older schema stays as it is, an empty database empty.
+func TestOpenExisting(t *testing.T) {
+	ctx := context.Background()
+	path := sqliteBackend.fresh(t)
+	db := open(t, path, nil)
+	want, _ := db.SchemaVersion(ctx)
+	db.Close()
+	if db, err := mailbox.Open(ctx, path, mailbox.Options{Existing: true}); err != nil {
+		t.Fatalf("Existing on a current mailbox: %v", err)
+	} else {
+		db.Close()
+	}
+	r := raw(t, path)
+	if _, err := r.Exec(fmt.Sprintf("PRAGMA user_version = %d", want-1)); err != nil {
+		t.Fatal(err)
+	}
+	if db, err := mailbox.Open(ctx, path, mailbox.Options{Existing: true}); err == nil {
+		db.Close()
+		t.Fatal("Existing opened an older schema")
+	}
+	if v := count(t, r, "PRAGMA user_version"); v != want-1 {
+		t.Errorf("Existing migrated the mailbox: version %d, want %d", v, want-1)
+	}
+	empty := filepath.Join(t.TempDir(), "empty.db")
+	if err := os.WriteFile(empty, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if db, err := mailbox.Open(ctx, empty, mailbox.Options{Existing: true}); err == nil {
+		db.Close()
+		t.Error("Existing opened an empty database")
+	}
+	if n := count(t, raw(t, empty), "SELECT count(*) FROM sqlite_master"); n != 0 {
+		t.Errorf("Existing made %d schema objects in an empty database", n)
 	}
 }

@@ -94,3 +94,20 @@ func queryPlan(t *testing.T, db *DB, q string, args ...any) string {
 	}
 	return strings.Join(plan, "\n")
 }
+
+// Completing a drain's name lists a team's recipients by seeks in
+// messages_by_recipient, one per name: no scan of the messages or of the
+// team's whole index, however much mail it holds.
+func TestRecipientsSeeks(t *testing.T) {
+	ctx := context.Background()
+	db, err := Open(ctx, filepath.Join(t.TempDir(), "t.db"), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	p := queryPlan(t, db, recipientsQuery, "t", "t", 50)
+	if strings.Contains(p, "SCAN messages") || strings.Count(p, "USING COVERING INDEX messages_by_recipient") != 2 ||
+		!strings.Contains(p, "(team=? AND recipient>?)") {
+		t.Errorf("recipients are not found by seeks in messages_by_recipient:\n%s", p)
+	}
+}
