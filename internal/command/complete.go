@@ -153,13 +153,13 @@ func withMailbox(c *cli.Context, env *Env, f func(context.Context, *mailbox.DB) 
 
 func teamWords(c *cli.Context, env *Env) []string {
 	return withMailbox(c, env, func(ctx context.Context, db *mailbox.DB) ([]string, error) {
-		return db.Teams(ctx)
+		return db.Teams(ctx, maxWords)
 	})
 }
 
-// maxRecipients bounds the names completed from a team's mail: a Tab key
-// lists a screenful, not a mailing list.
-const maxRecipients = 200
+// maxWords bounds the teams, and the names of a team's mail, a Tab key
+// reads: it lists a screenful, not a mailing list.
+const maxWords = 200
 
 // agentWords are the team's agents, and the names its mail went to that
 // were never spawned (a human, a lead: a drain's name as much as an
@@ -170,7 +170,7 @@ func agentWords(c *cli.Context, env *Env, team string) []string {
 		if err != nil {
 			return nil, err
 		}
-		out, err := db.Recipients(ctx, team, maxRecipients)
+		out, err := db.Recipients(ctx, team, maxWords)
 		for _, a := range agents {
 			out = append(out, a.Name)
 		}

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 )
@@ -299,30 +300,45 @@ func (d *DB) Agents(ctx context.Context, team string) ([]Agent, error) {
 	return out, d.fail("list agents", rows.Err())
 }
 
-// Teams lists the teams that have an agent recorded, for shell completion:
-// the agents table is small, where listing the teams of messages would read
-// them all.
-func (d *DB) Teams(ctx context.Context) ([]string, error) {
-	out, err := queryStrings(ctx, d.db, `SELECT DISTINCT team FROM agents ORDER BY team`)
-	return out, d.fail("list teams", err)
+// Teams lists up to limit teams, in name order, that have an agent
+// recorded or any mail, for shell completion: the agents table is small,
+// and the teams of the messages come by a loose index scan (looseScan).
+func (d *DB) Teams(ctx context.Context, limit int) ([]string, error) {
+	out, err := queryStrings(ctx, d.db, `SELECT DISTINCT team FROM agents ORDER BY team LIMIT ?`, limit)
+	if err != nil {
+		return nil, d.fail("list teams", err)
+	}
+	mail, err := queryStrings(ctx, d.db, looseScan("team", ""), limit)
+	out = append(out, mail...)
+	slices.Sort(out)
+	out = slices.Compact(out)
+	return out[:min(len(out), limit)], d.fail("list teams", err)
 }
 
-// recipientsQuery lists a team's distinct recipients in name order, at most
-// a limit of them, by a loose index scan of messages_by_recipient: each row
-// is one seek for the next name after the last, so the cost grows with the
-// names returned, never with the messages (a plain DISTINCT would read
-// every index entry of the team). SQLite and PostgreSQL both evaluate the
-// recursive query only as far as the LIMIT asks (TestRecipientsSeeks).
-const recipientsQuery = `WITH RECURSIVE r(name) AS (
-	SELECT (SELECT MIN(recipient) FROM messages WHERE team = ?)
+// looseScan is a query of the distinct values of messages' column col
+// (where cond holds, with its ? arguments first), in order, at most a LIMIT
+// ? of them, by a loose index scan of an index that leads with cond's
+// columns and col (messages_by_recipient, messages_by_team): each row is
+// one seek for the next value after the last, so the cost grows with the
+// values returned, never with the messages, where a plain DISTINCT would
+// read every index entry. SQLite and PostgreSQL both evaluate the
+// recursive query only as far as the LIMIT asks (TestLooseScans).
+func looseScan(col, cond string) string {
+	where, and := "", ""
+	if cond != "" {
+		where, and = " WHERE "+cond, cond+" AND "
+	}
+	return `WITH RECURSIVE r(v) AS (
+	SELECT (SELECT MIN(` + col + `) FROM messages` + where + `)
 	UNION ALL
-	SELECT (SELECT MIN(recipient) FROM messages WHERE team = ? AND recipient > r.name) FROM r WHERE r.name IS NOT NULL
-) SELECT name FROM r WHERE name IS NOT NULL LIMIT ?`
+	SELECT (SELECT MIN(` + col + `) FROM messages WHERE ` + and + col + ` > r.v) FROM r WHERE r.v IS NOT NULL
+) SELECT v FROM r WHERE v IS NOT NULL LIMIT ?`
+}
 
 // Recipients lists up to limit names the team's messages were sent to, in
 // name order, for shell completion: one sent mail but never spawned (a
 // human, a lead) is as much a drain's name as an agent.
 func (d *DB) Recipients(ctx context.Context, team string, limit int) ([]string, error) {
-	out, err := queryStrings(ctx, d.db, recipientsQuery, team, team, limit)
+	out, err := queryStrings(ctx, d.db, looseScan("recipient", "team = ?"), team, team, limit)
 	return out, d.fail("list recipients", err)
 }

@@ -515,13 +515,14 @@ func testAgents(t *testing.T, be backend) {
 	if err != nil || len(all) != 2 || all[0].Name != "a" || all[1].Name != "b" {
 		t.Fatalf("Agents(t) = %+v, %v", all, err)
 	}
-	if teams, err := db.Teams(ctx); err != nil || !slices.Equal(teams, []string{"t", "u"}) {
+	if teams, err := db.Teams(ctx, 10); err != nil || !slices.Equal(teams, []string{"t", "u"}) {
 		t.Fatalf("Teams = %q, %v", teams, err)
 	}
 }
 
 // Recipients are the names a team's mail went to, each once, in order, up
-// to the limit: spawned or not.
+// to the limit: spawned or not. Teams are those of the agents and of the
+// mail.
 func TestRecipients(t *testing.T) { eachBackend(t, testRecipients) }
 
 func testRecipients(t *testing.T, be backend) {
@@ -541,6 +542,14 @@ func testRecipients(t *testing.T, be backend) {
 	}
 	if got, err := db.Recipients(ctx, "none", 10); err != nil || len(got) != 0 {
 		t.Errorf("Recipients(none) = %q, %v", got, err)
+	}
+	if err := db.RecordLaunch(ctx, mailbox.Agent{Team: "s", Name: "a", Type: "x", Run: "q", State: mailbox.StateRunning}); err != nil {
+		t.Fatal(err)
+	}
+	for limit, want := range map[int][]string{10: {"s", "t", "u"}, 2: {"s", "t"}} {
+		if got, err := db.Teams(ctx, limit); err != nil || !slices.Equal(got, want) {
+			t.Errorf("Teams(%d) = %q, %v; want %q", limit, got, err, want)
+		}
 	}
 }
 
