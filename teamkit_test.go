@@ -85,7 +85,7 @@ func TestScripts(t *testing.T) {
 }
 
 // requireInCI fails the run when CI=true and a part that some scripts skip
-// without is missing: .ci/run installs tmux and procps, and CI must run
+// without is missing: .ci/run installs tmux, zsh, fish and procps, and CI must run
 // those scripts rather than skip them. A user's machine skips them, each
 // with its one-line reason.
 func requireInCI(t *testing.T) {
@@ -94,6 +94,11 @@ func requireInCI(t *testing.T) {
 	}
 	if _, err := exec.LookPath("tmux"); err != nil {
 		t.Fatal("CI=true but tmux is missing: the tmux scripts would skip (.ci/run installs it)")
+	}
+	for _, sh := range []string{"zsh", "fish"} {
+		if _, err := exec.LookPath(sh); err != nil {
+			t.Fatalf("CI=true but %s is missing: completion_%s would skip (.ci/run installs it)", sh, sh)
+		}
 	}
 	if !canPidNS() {
 		t.Fatal("CI=true but pid namespaces, nsenter or pkill are missing: proc_pid_reuse would skip (.ci/run installs procps)")

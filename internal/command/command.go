@@ -135,6 +135,9 @@ type App struct {
 	// Types lists the agent types a <type> argument completes to (spawn's);
 	// a field, so that only spawn links the types.
 	Types func(env *Env) []string
+	// Mail: a <name> or <to> argument completes to every name the team's
+	// mail went to, not only its agents (inbox's: a drain needs no agent).
+	Mail bool
 }
 
 // Main runs app as the real process and returns the exit code for os.Exit.

@@ -49,6 +49,10 @@ func complete(ctx context.Context, app App, env *Env, args []string) int {
 	if n := len(words); n > 0 && words[n-1] == "--team" && partial == "" {
 		// "spawn claude w1 --team <TAB>", "ask --team <TAB>": a team.
 		partial, words = teamValue, words[:n-1]
+	} else if n > 0 && partial == "" && takesValue(a, words[n-1]) {
+		// "--db <TAB>", "--older <TAB>": the flag's value, which the
+		// command does not know; the shell offers files.
+		return ExitOK
 	}
 	norm, _ := normalize(a, "", append([]string{a.Name}, words...))
 	if slices.Contains(norm, "--") {
@@ -62,11 +66,11 @@ func complete(ctx context.Context, app App, env *Env, args []string) int {
 		// "inbox <TAB>": the verbs, and the implied verb's first word.
 		rootUsage = d.ArgsUsage
 	}
-	a.BashComplete = completeHook(&quiet, app.Types, rootUsage, a.VisibleCommands())
+	a.BashComplete = completeHook(&quiet, app, rootUsage, a.VisibleCommands())
 	var hook func([]*cli.Command)
 	hook = func(cs []*cli.Command) {
 		for _, c := range cs {
-			c.BashComplete = completeHook(&quiet, app.Types, c.ArgsUsage, c.VisibleCommands())
+			c.BashComplete = completeHook(&quiet, app, c.ArgsUsage, c.VisibleCommands())
 			hook(c.Subcommands)
 		}
 	}
@@ -78,8 +82,9 @@ func complete(ctx context.Context, app App, env *Env, args []string) int {
 // completeHook completes one command's next word: its flags when a flag is
 // being typed, else its verbs (before any positional) and what its
 // ArgsUsage names at that position — <team> a team, <name> or <to> an agent
-// of the team given before it, <type> an agent type (App.Types).
-func completeHook(env *Env, types func(*Env) []string, argsUsage string, verbs []*cli.Command) cli.BashCompleteFunc {
+// of the team given before it (and its mail's recipients, App.Mail),
+// <type> an agent type (App.Types).
+func completeHook(env *Env, app App, argsUsage string, verbs []*cli.Command) cli.BashCompleteFunc {
 	kinds := argKinds.FindAllStringSubmatch(argsUsage, -1)
 	return func(c *cli.Context) {
 		p, _ := c.App.Metadata[partialKey].(string)
@@ -104,16 +109,40 @@ func completeHook(env *Env, types func(*Env) []string, argsUsage string, verbs [
 				out = append(out, teamWords(c, env)...)
 			case "name", "to":
 				if t := slices.IndexFunc(kinds[:len(args)], func(k []string) bool { return k[1] == "team" }); t >= 0 {
-					out = append(out, agentWords(c, env, args[t])...)
+					out = append(out, agentWords(c, env, args[t], app.Mail)...)
 				}
 			case "type":
-				if types != nil {
-					out = append(out, types(env)...)
+				if app.Types != nil {
+					out = append(out, app.Types(env)...)
 				}
 			}
 		}
 		printWords(c, out)
 	}
+}
+
+// takesValue reports whether word is a flag, of the app or any of its
+// verbs, that takes a value (not a bool flag, nor "--db=PATH").
+func takesValue(a *cli.App, word string) bool {
+	name, long := strings.CutPrefix(strings.TrimPrefix(word, "-"), "-")
+	if !strings.HasPrefix(word, "-") || !long && len(name) != 1 || strings.Contains(name, "=") {
+		return false
+	}
+	flags := a.Flags
+	var walk func([]*cli.Command)
+	walk = func(cs []*cli.Command) {
+		for _, c := range cs {
+			flags = append(flags, c.Flags...)
+			walk(c.Subcommands)
+		}
+	}
+	walk(a.Commands)
+	for _, f := range flags {
+		if d, ok := f.(cli.DocGenerationFlag); ok && d.TakesValue() && slices.Contains(f.Names(), name) {
+			return true
+		}
+	}
+	return false
 }
 
 // argKinds are the <placeholders> of an ArgsUsage, in order; "[BODY|-]"
@@ -161,16 +190,19 @@ func teamWords(c *cli.Context, env *Env) []string {
 // reads: it lists a screenful, not a mailing list.
 const maxWords = 200
 
-// agentWords are the team's agents, and the names its mail went to that
-// were never spawned (a human, a lead: a drain's name as much as an
-// agent's), in name order.
-func agentWords(c *cli.Context, env *Env, team string) []string {
+// agentWords are the team's agents, and with mail the names its mail went
+// to that were never spawned (a human, a lead: a drain's name as much as
+// an agent's), in name order.
+func agentWords(c *cli.Context, env *Env, team string, mail bool) []string {
 	return withMailbox(c, env, func(ctx context.Context, db *mailbox.DB) ([]string, error) {
 		agents, err := db.Agents(ctx, team)
+		var out []string
+		if err == nil && mail {
+			out, err = db.Recipients(ctx, team, maxWords)
+		}
 		if err != nil {
 			return nil, err
 		}
-		out, err := db.Recipients(ctx, team, maxWords)
 		for _, a := range agents {
 			out = append(out, a.Name)
 		}

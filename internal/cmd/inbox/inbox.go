@@ -32,7 +32,7 @@ import (
 )
 
 // App is the inbox command.
-var App = command.App{Build: build, Default: "drain"}
+var App = command.App{Build: build, Default: "drain", Mail: true}
 
 func build(env *command.Env) *cli.App {
 	return &cli.App{
