@@ -3,6 +3,7 @@ package spawn
 import (
 	"fmt"
 	"path/filepath"
+	"strings"
 
 	"github.com/teamkit/teamkit/pkg/launch"
 )
@@ -42,13 +43,13 @@ func (e *CLINotFoundError) Error() string {
 }
 
 // Hint names both places spawn looks; the cache holds only the CLIs of the
-// built-in types, which carry an install line.
+// built-in types that npm installs (grok's is not on npm).
 func (e *CLINotFoundError) Hint() string {
 	if e.Install == "" {
 		return "install " + e.CLI + " so that it is on PATH, or name it by its full path in the type's command"
 	}
 	hint := "install " + e.CLI + " (" + e.Install + ") so that it is on PATH"
-	if e.Cache != "" {
+	if e.Cache != "" && strings.HasPrefix(e.Install, "npm install") {
 		hint += ", or run `make agent-clis` in the teamkit checkout, which puts the pinned CLIs in " + e.Cache
 	}
 	return hint
