@@ -68,11 +68,14 @@ func (r RunRecord) args() []any {
 }
 
 // RecordRun stores r, replacing the record of the same run: the supervisor
-// writes it when the run starts and again when it ends.
+// writes it when the run starts and again when it ends. A start (no End)
+// keeps the end SetRunEnd gave a run it reached first.
 func (d *DB) RecordRun(ctx context.Context, r RunRecord) error {
 	_, err := d.db.ExecContext(ctx, `INSERT INTO runs (`+runCols+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 		ON CONFLICT (team, run) DO UPDATE SET name = excluded.name, type = excluded.type, started_at = excluded.started_at,
-		  ended_at = excluded.ended_at, ending = excluded.ending, detail = excluded.detail, exit_code = excluded.exit_code,
+		  ended_at = excluded.ended_at, exit_code = excluded.exit_code,
+		  ending = CASE WHEN excluded.ending = '' THEN runs.ending ELSE excluded.ending END,
+		  detail = CASE WHEN excluded.ending = '' THEN runs.detail ELSE excluded.detail END,
 		  session = excluded.session, resets_at = excluded.resets_at, tokens_input = excluded.tokens_input,
 		  tokens_output = excluded.tokens_output, tokens_cache_read = excluded.tokens_cache_read,
 		  tokens_cache_write = excluded.tokens_cache_write, cost_usd = excluded.cost_usd`, r.args()...)
@@ -92,12 +95,17 @@ func (d *DB) RecordUsage(ctx context.Context, r RunRecord) error {
 	return d.fail("record run usage", err)
 }
 
-// SetRunEnd says how a run ends before its supervisor records the end: who
-// stops a run says why (stopped, timeout), and the supervisor, which sees
-// only a signal, keeps that end (see launch.Supervise). The first reason
-// given stands; a run that has already ended keeps its end.
-func (d *DB) SetRunEnd(ctx context.Context, team, run, end, detail string) error {
-	_, err := d.db.ExecContext(ctx, `UPDATE runs SET ending = ?, detail = ? WHERE team = ? AND run = ? AND ending = ''`, end, detail, team, run)
+// SetRunEnd says how a run (of agent name) ends before its supervisor
+// records the end: who stops a run says why (stopped, timeout), and the
+// supervisor, which sees only a signal, keeps that end (see
+// launch.Supervise). The first reason given stands; a run that has already
+// ended keeps its end. A run whose supervisor has not yet recorded its
+// start (a handshake timeout shorter than a loaded machine's start) gets a
+// record with the end, which the start keeps.
+func (d *DB) SetRunEnd(ctx context.Context, team, name, run, end, detail string) error {
+	_, err := d.db.ExecContext(ctx, `INSERT INTO runs (team, name, run, started_at, ending, detail) VALUES (?, ?, ?, ?, ?, ?)
+		ON CONFLICT (team, run) DO UPDATE SET ending = excluded.ending, detail = excluded.detail WHERE runs.ending = ''`,
+		team, name, run, nanos(d.now()), end, detail)
 	return d.fail("record run end", err)
 }
 

@@ -162,7 +162,7 @@ func StopAll(ctx context.Context, db *mailbox.DB, agents []mailbox.Agent, o Stop
 	// (unless its stopper already said why, as a handshake timeout does).
 	for _, i := range which {
 		if errs[i] == nil {
-			db.SetRunEnd(ctx, agents[i].Team, agents[i].Run, runstream.EndStopped, "stopped (spawn stop or --replace)")
+			db.SetRunEnd(ctx, agents[i].Team, agents[i].Name, agents[i].Run, runstream.EndStopped, "stopped (spawn stop or --replace)")
 		}
 	}
 	groups.Stop(o.Grace)
