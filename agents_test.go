@@ -68,7 +68,10 @@ const agentWait = 5 * time.Minute
 // installable) end to end with its real CLI, against a scripted model server
 // on 127.0.0.1: the scripts in testdata/agents. Without the CLIs the test
 // skips with one line saying how to install them; in CI (CI=true) it fails.
-func TestAgents(t *testing.T) { testAgents(t, "testdata/agents", nil) }
+func TestAgents(t *testing.T) {
+	t.Parallel()
+	testAgents(t, "testdata/agents", nil)
+}
 
 // agentsPostgres are the agent scripts run a second time on PostgreSQL:
 // those of the run records, which the backend keeps.
@@ -77,6 +80,7 @@ var agentsPostgres = []string{"runs_claude", "runs_codex"}
 // TestAgentsPostgres runs agentsPostgres with TEAMKIT_DB a PostgreSQL URL.
 func TestAgentsPostgres(t *testing.T) {
 	pgtest.URL(t) // skips (or fails under CI=true) when there is no server
+	t.Parallel()
 	var files []string
 	for _, s := range agentsPostgres {
 		files = append(files, filepath.Join("testdata/agents", s+".txtar"))

@@ -81,6 +81,7 @@ func TestMain(m *testing.M) {
 
 func TestScripts(t *testing.T) {
 	requireInCI(t)
+	t.Parallel()
 	testscript.Run(t, scriptParams(t, "testdata/script", nil))
 }
 
@@ -125,6 +126,7 @@ var postgresScripts = []string{
 
 func TestScriptsPostgres(t *testing.T) {
 	pgtest.URL(t) // skips (or fails under CI=true) when there is no server
+	t.Parallel()
 	var files []string
 	for _, s := range postgresScripts {
 		files = append(files, filepath.Join("testdata/script", s+".txtar"))
