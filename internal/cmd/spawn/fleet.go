@@ -95,6 +95,9 @@ type listed struct {
 	ParkBackoffSeconds float64    `json:"park_backoff_seconds"`
 	LimitEnds          int        `json:"limit_ends"`
 	RespawnFailures    int        `json:"respawn_failures"`
+	// Budget is what each of its runs may use (spawn --budget-tokens,
+	// --budget-usd); {} when none.
+	Budget mailbox.Budget `json:"budget"`
 }
 
 type listedAsk struct {
@@ -277,6 +280,7 @@ func toListed(team string, e roster.Entry, now time.Time) listed {
 			l.LastActiveAt = &t
 		}
 		l.ParkedUntil, l.ParkBackoffSeconds, l.LimitEnds, l.RespawnFailures = a.ParkedUntil, a.ParkBackoff.Seconds(), a.LimitEnds, a.RespawnFailures
+		l.Budget = a.Budget
 	}
 	if !e.Started.IsZero() {
 		t := e.Started.UTC()
