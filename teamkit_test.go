@@ -115,6 +115,7 @@ var postgresScripts = []string{
 	"activity",
 	"resume_wake",
 	"resume_parks",
+	"budget_local", "budget_github",
 }
 
 func TestScriptsPostgres(t *testing.T) {

@@ -3,6 +3,7 @@ package launch
 import (
 	"context"
 	"fmt"
+	"math"
 	"strconv"
 
 	"github.com/teamkit/teamkit/pkg/mailbox"
@@ -34,7 +35,7 @@ func budgetReached(db *mailbox.DB, spec Spec, st *stream) string {
 	what, _ := st.reached()
 	used := fmt.Sprintf("%d tokens", mailbox.Tokens(st.r.Tokens).Total())
 	if st.r.CostUSD != nil {
-		used += ", $" + strconv.FormatFloat(*st.r.CostUSD, 'f', -1, 64)
+		used += ", $" + strconv.FormatFloat(math.Round(*st.r.CostUSD*1e6)/1e6, 'f', -1, 64)
 	}
 	st.mu.Unlock()
 	detail := what + " reached: " + used + " used"
