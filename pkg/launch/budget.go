@@ -27,6 +27,17 @@ func (s *stream) reached() (string, bool) {
 	return s.budget.Reached(mailbox.Tokens(s.r.Tokens), s.r.CostUSD)
 }
 
+// overAtEnd reports whether a run that ended on its own had reached its
+// budget by its last event: a CLI that reports its usage only as a turn
+// ends (codex exec: one turn a run) is caught there, the run then ends
+// budget, and a decider says whether the agent goes on.
+func (s *stream) overAtEnd() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	_, over := s.reached()
+	return over
+}
+
 // budgetReached files the run's budget ask and returns the run's detail:
 // the budget and what the run used ("budget of 1000 tokens reached: 1040
 // tokens used").

@@ -351,6 +351,9 @@ func Supervise(ctx context.Context, spec Spec, db *mailbox.DB, stdout, stderr io
 		// The stream's last events come just before the CLI exits.
 		st.wait(2 * time.Second)
 		st.fill(&rec, code)
+		if budget == "" && rec.End == runstream.EndDone && st.overAtEnd() {
+			failed, budget = true, budgetReached(db, spec, st)
+		}
 		if budget != "" {
 			rec.End, rec.Detail = runstream.EndBudget, budget
 		}
