@@ -21,6 +21,8 @@ complete -c spawn -n '__fish_spawn_no_subcommand' -f -l max-running -r -d 'run a
 complete -c spawn -n '__fish_spawn_no_subcommand' -f -l no-wait -d 'under a cap, return status=queued at once when no slot is free'
 complete -c spawn -n '__fish_spawn_no_subcommand' -f -l worktree -d 'run the agent in a git worktree of its own, on branch teamkit/<team>/<name>, made from the workdir\'s repository'
 complete -c spawn -n '__fish_spawn_no_subcommand' -f -l wake -d 'wake on mail: once the run has ended normally, new mail to the agent re-spawns it (by resume <team>; also type.conf wake=mail)'
+complete -c spawn -n '__fish_spawn_no_subcommand' -f -l budget-tokens -r -d 'stop each run once it has used `N` tokens (input, output and cache) and ask a decider whether to go on (default type.conf budget_tokens, else $TEAMKIT_BUDGET_TOKENS)'
+complete -c spawn -n '__fish_spawn_no_subcommand' -f -l budget-usd -r -d 'stop each run once the CLI reports it cost `X` US dollars and ask a decider whether to go on (default type.conf budget_usd, else $TEAMKIT_BUDGET_USD)'
 complete -c spawn -n '__fish_spawn_no_subcommand' -f -l grace -r -d 'give a stopped agent `D` between SIGTERM and SIGKILL (10 = 10s)'
 complete -c spawn -n '__fish_spawn_no_subcommand' -f -l db -r -d 'mailbox: a SQLite file `PATH` or a postgres:// URL (default $TEAMKIT_DB, else $XDG_STATE_HOME/teamkit/teamkit.db)'
 complete -c spawn -n '__fish_spawn_no_subcommand' -f -l json -d 'print JSON, one object per line'
