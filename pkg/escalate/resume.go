@@ -663,12 +663,8 @@ func (p *pass) respawn(a mailbox.Ask, in mailbox.ResumeIntent) error {
 		return p.reread(a)
 	}
 	p.r.crash(CrashAfterLaunch)
-	task := Fold(ag.Task, a, in.CreatedAt)
-	if a.BudgetRun != "" {
-		task = BudgetTask(ag.Task, a)
-	}
 	res, err := p.r.Spawn(ctx, SpawnRequest{
-		Type: ag.Type, Team: a.Team, Name: a.Agent, Task: task, Issue: ag.Issue, Workdir: ag.Workdir,
+		Type: ag.Type, Team: a.Team, Name: a.Agent, Task: Fold(ag.Task, a, in.CreatedAt), Issue: ag.Issue, Workdir: ag.Workdir,
 		ResumeOf: ResumeKey(a.ID, in.CreatedAt), Run: run, AskID: a.ID, Wake: ag.Wake == mailbox.WakeMail,
 	})
 	if err != nil && ctx.Err() != nil {
