@@ -30,25 +30,28 @@ func budget(req Request, conf agenttype.Conf) (mailbox.Budget, error) {
 		}
 		return mailbox.Budget{}, nil
 	}
-	b := req.Budget
 	env := envMap(req.Environ)
-	if b.Tokens == 0 {
-		b.Tokens = conf.BudgetTokens
+	tokens, err := pick(req.Budget.Tokens, conf.BudgetTokens, EnvBudgetTokens, env, agenttype.ParseBudgetTokens, agenttype.BudgetTokensExpected)
+	if err != nil {
+		return mailbox.Budget{}, err
 	}
-	if v := env[EnvBudgetTokens]; b.Tokens == 0 && v != "" {
-		var ok bool
-		if b.Tokens, ok = agenttype.ParseBudgetTokens(v); !ok {
-			return b, fmt.Errorf("%s=%q: expected %s", EnvBudgetTokens, v, agenttype.BudgetTokensExpected)
+	usd, err := pick(req.Budget.USD, conf.BudgetUSD, EnvBudgetUSD, env, agenttype.ParseBudgetUSD, agenttype.BudgetUSDExpected)
+	return mailbox.Budget{Tokens: tokens, USD: usd}, err
+}
+
+// pick is one limit of a budget: the request's, else type.conf's, else the
+// environment variable name's (read with parse).
+func pick[T int64 | float64](req, conf T, name string, env map[string]string, parse func(string) (T, bool), expected string) (T, error) {
+	switch v := env[name]; {
+	case req > 0:
+		return req, nil
+	case conf > 0:
+		return conf, nil
+	case v != "":
+		if n, ok := parse(v); ok {
+			return n, nil
 		}
+		return 0, fmt.Errorf("%s=%q: expected %s", name, v, expected)
 	}
-	if b.USD == 0 {
-		b.USD = conf.BudgetUSD
-	}
-	if v := env[EnvBudgetUSD]; b.USD == 0 && v != "" {
-		var ok bool
-		if b.USD, ok = agenttype.ParseBudgetUSD(v); !ok {
-			return b, fmt.Errorf("%s=%q: expected %s", EnvBudgetUSD, v, agenttype.BudgetUSDExpected)
-		}
-	}
-	return b, nil
+	return 0, nil
 }
