@@ -115,7 +115,7 @@ var postgresScripts = []string{
 	"activity",
 	"resume_wake",
 	"resume_parks",
-	"budget_local", "budget_github",
+	"budget_local", "budget_github", "budget_slack",
 }
 
 func TestScriptsPostgres(t *testing.T) {
