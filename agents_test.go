@@ -75,7 +75,7 @@ func TestAgents(t *testing.T) {
 
 // agentsPostgres are the agent scripts run a second time on PostgreSQL:
 // those of the run records, which the backend keeps.
-var agentsPostgres = []string{"runs_claude", "runs_codex"}
+var agentsPostgres = []string{"runs_claude", "runs_codex", "budget_claude", "budget_codex"}
 
 // TestAgentsPostgres runs agentsPostgres with TEAMKIT_DB a PostgreSQL URL.
 func TestAgentsPostgres(t *testing.T) {
@@ -186,7 +186,7 @@ func setupAgents(e *testscript.Env, cliDir string) error {
 //	    the sum the model reported: over every request, or with turns over
 //	    the agent's own turns only (opencode counts no title request).
 func modelCmd(ts *testscript.TestScript, neg bool, args []string) {
-	const usage = "usage: model briefing TEAM NAME [TASKFILE] | model requests | model hold | model usage I O CR CW | model fault 401|429 SECONDS [usage]|none | model tokens TEAM [turns] | model mail | model release | model flood | model nudged TEAM NAME"
+	const usage = "usage: model briefing TEAM NAME [TASKFILE] | model requests | model hold | model usage I O CR CW | model fault 401|429 SECONDS [usage]|none | model tokens TEAM [turns] | model mail | model release | model flood | model busy | model nudged TEAM NAME"
 	if neg || len(args) == 0 {
 		ts.Fatalf(usage)
 	}
@@ -237,6 +237,8 @@ func modelCmd(ts *testscript.TestScript, neg bool, args []string) {
 		closeOnce(ts.Value(releaseKey{}).(chan struct{}))
 	case args[0] == "flood" && len(args) == 1:
 		srv.SetScript(modeltest.Flood)
+	case args[0] == "busy" && len(args) == 1:
+		srv.SetScript(modeltest.Busy)
 	case args[0] == "nudged" && len(args) == 3:
 		// The requests of the agent's latest run that asked the model again
 		// with a Stop hook's reason, with the turn each got.

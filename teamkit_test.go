@@ -122,6 +122,7 @@ var postgresScripts = []string{
 	"resume_wake",
 	"resume_parks",
 	"completion_mailbox",
+	"budget_local", "budget_github", "budget_slack",
 }
 
 func TestScriptsPostgres(t *testing.T) {

@@ -2,6 +2,7 @@ package modeltest
 
 import (
 	"regexp"
+	"strconv"
 	"strings"
 )
 
@@ -172,6 +173,22 @@ func Flood(c Conversation) Turn {
 		return Turn{Command: find(inboxRe, c.Briefing, "inbox") + " send " + quote(nameOf(c.Briefing)) + " -- " + quote("more work")}
 	}
 	return Turn{Text: "Turn done."}
+}
+
+// BusyTurns is how many commands Busy's agent runs after it marked ready.
+const BusyTurns = 12
+
+// Busy is a model whose agent marks ready, then works for BusyTurns more
+// model turns (a harmless command each), each reporting the server's usage,
+// then ends: a run whose usage grows turn by turn, for budgets.
+func Busy(c Conversation) Turn {
+	switch n := len(c.Results); {
+	case n == 0:
+		return Turn{Command: find(readyRe, c.Briefing, "ready") + " mark"}
+	case n <= BusyTurns:
+		return Turn{Command: "echo turn " + strconv.Itoa(n)}
+	}
+	return Turn{Text: "Done; every turn is counted."}
 }
 
 // nameRe finds the agent's name in a teamkit briefing.

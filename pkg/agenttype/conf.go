@@ -126,6 +126,11 @@ type Conf struct {
 	// reads as it comes: "none" (the default) passes the output to the log
 	// as it is.
 	Output string
+	// BudgetTokens and BudgetUSD are each agent run's budget (0: none
+	// here): the run's supervisor stops a run that reaches it and asks
+	// whether to go on (spawn --budget-tokens, --budget-usd).
+	BudgetTokens int64
+	BudgetUSD    float64
 	// StopHook is the CLI hook that tells a running agent of new mail when
 	// its turn ends (StopHookNone: none); StopHookMax caps how often one
 	// run is kept going by it.
@@ -165,7 +170,7 @@ var (
 	placeholderNames = []string{"prompt", "prompt_file", "name", "team", "workdir", "typedir", "ready", "inbox", "ask"}
 )
 
-const knownKeys = "one of command, launch, boot, monitor, worktree, wake, handshake, ready_timeout, env.NAME, unset_env, auth_env, auth_file, auth_login, install, offline_output, offline_after, output, stop_hook, stop_hook_max"
+const knownKeys = "one of command, launch, boot, monitor, worktree, wake, handshake, ready_timeout, env.NAME, unset_env, auth_env, auth_file, auth_login, install, offline_output, offline_after, output, stop_hook, stop_hook_max, budget_tokens, budget_usd"
 
 // Parse reads a type.conf. file names it in error messages. The format is
 // key=value lines; blank lines and lines whose first non-blank character is
@@ -328,6 +333,16 @@ func Parse(file string, data []byte) (Conf, error) {
 				return fail(n, fmt.Sprintf("stop_hook=%q", value), "claude (or no stop_hook line at all)")
 			}
 			c.StopHook = h
+		case "budget_tokens":
+			var ok bool
+			if c.BudgetTokens, ok = ParseBudgetTokens(value); !ok {
+				return fail(n, fmt.Sprintf("budget_tokens=%q", value), BudgetTokensExpected)
+			}
+		case "budget_usd":
+			var ok bool
+			if c.BudgetUSD, ok = ParseBudgetUSD(value); !ok {
+				return fail(n, fmt.Sprintf("budget_usd=%q", value), BudgetUSDExpected)
+			}
 		case "stop_hook_max":
 			max, expected := parseStopHookMax(value)
 			if expected != "" {

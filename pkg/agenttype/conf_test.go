@@ -102,7 +102,7 @@ func TestParseErrors(t *testing.T) {
 		conf string
 		want string // the whole message, or a prefix when it ends in "…"
 	}{
-		{"command=a {prompt}\ncomand=x", `t.conf:2: unknown key "comand"; expected one of command, launch, boot, monitor, worktree, wake, handshake, ready_timeout, env.NAME, unset_env, auth_env, auth_file, auth_login, install, offline_output, offline_after, output, stop_hook, stop_hook_max`},
+		{"command=a {prompt}\ncomand=x", `t.conf:2: unknown key "comand"; expected one of command, launch, boot, monitor, worktree, wake, handshake, ready_timeout, env.NAME, unset_env, auth_env, auth_file, auth_login, install, offline_output, offline_after, output, stop_hook, stop_hook_max, budget_tokens, budget_usd`},
 		{"command=a {prompt}\noutput=json", `t.conf:2: output="json"; expected one of none, claude-stream, codex-json, gemini-stream, opencode-json (the CLI's structured stream, or none)`},
 		{"command=a {prompt}\nauth_env=", `t.conf:2: auth_env is empty; expected space-separated environment variable names, any one of which holds a key`},
 		{"command=a {prompt}\nauth_env=A-B", `t.conf:2: auth_env: "A-B" is not a valid environment variable name; expected space-separated environment variable names`},

@@ -26,8 +26,12 @@ func ResumeKey(askID int64, intent time.Time) string {
 // text goes through fence.Wrap, labelled with where it came from; everything
 // else here is teamkit's own words, the agent's own question, or values
 // teamkit checked (a decision from a fixed set, a login reduced to login
-// characters, a URL reduced to URL characters).
+// characters, a URL reduced to URL characters). A budget ask's approval
+// folds into BudgetTask, which holds no text a person wrote.
 func Fold(task string, a mailbox.Ask, intent time.Time) string {
+	if a.BudgetRun != "" {
+		return BudgetTask(task, a)
+	}
 	var b strings.Builder
 	if t := strings.TrimRight(task, "\n"); t != "" {
 		b.WriteString(t)

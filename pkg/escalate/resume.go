@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/teamkit/teamkit/pkg/mailbox"
-	"github.com/teamkit/teamkit/pkg/roster"
 	"github.com/teamkit/teamkit/pkg/text"
 )
 
@@ -394,6 +393,9 @@ func (p *pass) run() error {
 	if err != nil {
 		return err
 	}
+	if err := p.postBudgetAsks(awaiting); err != nil {
+		return err
+	}
 	return p.read(awaiting)
 }
 
@@ -630,11 +632,18 @@ func (p *pass) respawn(a mailbox.Ask, in mailbox.ResumeIntent) error {
 	if err != nil {
 		return p.respawnFailed(a, fmt.Errorf("agent %s/%s %w", a.Team, a.Agent, ErrAgentNeverLaunch))
 	}
+	if a.BudgetRun != "" && a.Decision == mailbox.DecisionRejected {
+		return p.budgetRejected(a)
+	}
 	clock, err := db.Now(ctx)
 	if err != nil {
 		return err
 	}
-	if ok, why := roster.Respawnable(ag, clock); !ok {
+	free, why, err := p.respawnable(ag, a, clock)
+	if err != nil {
+		return err
+	}
+	if !free {
 		// A park or a crash loop holds the answer too: it is delivered by
 		// the pass after the park ends, or after a person's spawn. A launch
 		// a crashed pass left for it is withdrawn like any given back.

@@ -91,6 +91,9 @@ type Spec struct {
 	// which the supervisor reads instead of passing it on as it is.
 	Type   string `json:"type,omitempty"`
 	Output string `json:"output,omitempty"`
+	// Budget is what the run may use (read from its stream) before the
+	// supervisor stops it and files one ask to go on (budget.go).
+	Budget mailbox.Budget `json:"budget,omitzero"`
 
 	// Set by the supervisor process itself, never by the spawner: its own
 	// executable (to start the guard), its environment, and its tmux pane.
@@ -258,7 +261,7 @@ func Supervise(ctx context.Context, spec Spec, db *mailbox.DB, stdout, stderr io
 	// With a structured stream, the agent's stdout is a pipe the supervisor
 	// reads; what it makes readable goes where the output would have gone.
 	var st *stream
-	var fatal <-chan struct{}
+	var fatal, over <-chan struct{}
 	var pr, pw *os.File
 	if spec.Output != "" && spec.Output != runstream.None {
 		if pr, pw, err = os.Pipe(); err != nil {
@@ -266,7 +269,7 @@ func Supervise(ctx context.Context, spec Spec, db *mailbox.DB, stdout, stderr io
 		} else {
 			cmd.Stdout = pw
 			st = readStream(spec, pr, stdout)
-			fatal = st.fatal
+			fatal, over = st.fatal, st.over
 			defer pr.Close()
 		}
 	}
@@ -298,6 +301,7 @@ func Supervise(ctx context.Context, spec Spec, db *mailbox.DB, stdout, stderr io
 	go func() { done <- cmd.Wait() }()
 	var waitErr error
 	stopping, failed := false, false
+	budget := "" // the run's detail once it reached its budget
 	stop := func() {
 		if !stopping {
 			stopping = true
@@ -322,6 +326,10 @@ func Supervise(ctx context.Context, spec Spec, db *mailbox.DB, stdout, stderr io
 			st.mu.Unlock()
 			note(spec, "the agent's CLI reported %s: %s", end, detail)
 			stop()
+		case <-over:
+			over, failed = nil, true
+			budget = budgetReached(db, spec, st)
+			stop()
 		case <-beat:
 			if err := db.Heartbeat(ctx, spec.Team, spec.Name, spec.Run, time.Since(lastEvent(spec, rec.StartedAt, st))); err != nil {
 				note(spec, "%v", err)
@@ -343,6 +351,12 @@ func Supervise(ctx context.Context, spec Spec, db *mailbox.DB, stdout, stderr io
 		// The stream's last events come just before the CLI exits.
 		st.wait(2 * time.Second)
 		st.fill(&rec, code)
+		if budget == "" && rec.End == runstream.EndDone && st.overAtEnd() {
+			failed, budget = true, budgetReached(db, spec, st)
+		}
+		if budget != "" {
+			rec.End, rec.Detail = runstream.EndBudget, budget
+		}
 	} else {
 		rec.End, rec.Detail = (*runstream.Reader)(nil).End(code)
 	}

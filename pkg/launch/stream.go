@@ -33,6 +33,11 @@ type stream struct {
 	// mend (runstream.Failure.Fatal): the supervisor stops the run.
 	fatal     chan struct{}
 	fatalOnce sync.Once
+	// budget is the run's (Spec.Budget); over is closed when the stream
+	// reports it reached (see budget.go).
+	budget   mailbox.Budget
+	over     chan struct{}
+	overOnce sync.Once
 }
 
 // StreamPath is where the raw stream of the run whose log is log is kept:
@@ -41,7 +46,8 @@ func StreamPath(log string) string { return strings.TrimSuffix(log, ".log") + ".
 
 // readStream starts reading src; text receives the readable lines.
 func readStream(spec Spec, src io.Reader, text io.Writer) *stream {
-	s := &stream{r: runstream.New(spec.Output, nil), done: make(chan struct{}), fatal: make(chan struct{})}
+	s := &stream{r: runstream.New(spec.Output, nil), done: make(chan struct{}), fatal: make(chan struct{}),
+		budget: spec.Budget, over: make(chan struct{})}
 	var f *os.File
 	var raw io.Writer = io.Discard
 	if spec.Log != "" {
@@ -143,6 +149,7 @@ func (s *stream) copy(src io.Reader, raw, text io.Writer) {
 				lines = append(lines, s.r.Flush()...)
 			}
 			fatal := s.r.Failure.Fatal()
+			_, over := s.reached()
 			s.mu.Unlock()
 			out.Reset()
 			for _, l := range lines {
@@ -154,6 +161,9 @@ func (s *stream) copy(src io.Reader, raw, text io.Writer) {
 			text.Write(out.Bytes())
 			if fatal {
 				s.fatalOnce.Do(func() { close(s.fatal) })
+			}
+			if over {
+				s.overOnce.Do(func() { close(s.over) })
 			}
 			line = line[:0]
 		}

@@ -72,6 +72,9 @@ type Agent struct {
 	// ParkClaimedAt when.
 	ParkClaim     string     `json:"-"`
 	ParkClaimedAt *time.Time `json:"-"`
+	// Budget is what each of its runs may use (budget.go), the zero
+	// Budget when none.
+	Budget Budget `json:"budget"`
 }
 
 // WakeMail is Agent.Wake of an agent woken by mail.
@@ -98,7 +101,8 @@ type Process struct {
 
 var agentFields = []string{"team", "name", "type", "run", "pid", "state", "exit_code", "log", "issue", "task", "workdir", "created_at", "updated_at",
 	"host", "pid_start", "boot_id", "heartbeat_at", "heartbeat_ms", "resume_of", "worktree", "branch", "active_at", "wake",
-	"parked_until", "park_backoff_ms", "limit_ends", "respawn_failures", "park_claim", "park_claimed_at"}
+	"parked_until", "park_backoff_ms", "limit_ends", "respawn_failures", "park_claim", "park_claimed_at",
+	"budget_tokens", "budget_usd"}
 
 func agentColsAs(alias string) string {
 	cols := make([]string, len(agentFields))
@@ -112,13 +116,14 @@ func agentColsAs(alias string) string {
 type nullAgent struct {
 	team, name, typ, run, state, log, issue, task, workdir, host, boot, resumeOf, worktree, branch, wake, claim sql.NullString
 	pid, exit, created, updated, start, heartbeat, heartbeatMS, active                                          sql.NullInt64
-	parked, backoffMS, limitEnds, failures, claimedAt                                                           sql.NullInt64
+	parked, backoffMS, limitEnds, failures, claimedAt, budgetTokens                                             sql.NullInt64
+	budgetUSD                                                                                                   sql.NullFloat64
 }
 
 func (n *nullAgent) dest() []any {
 	return []any{&n.team, &n.name, &n.typ, &n.run, &n.pid, &n.state, &n.exit, &n.log, &n.issue, &n.task, &n.workdir, &n.created, &n.updated,
 		&n.host, &n.start, &n.boot, &n.heartbeat, &n.heartbeatMS, &n.resumeOf, &n.worktree, &n.branch, &n.active, &n.wake,
-		&n.parked, &n.backoffMS, &n.limitEnds, &n.failures, &n.claim, &n.claimedAt}
+		&n.parked, &n.backoffMS, &n.limitEnds, &n.failures, &n.claim, &n.claimedAt, &n.budgetTokens, &n.budgetUSD}
 }
 
 func (n *nullAgent) agent() *Agent {
@@ -132,7 +137,8 @@ func (n *nullAgent) agent() *Agent {
 		Heartbeat: time.Duration(n.heartbeatMS.Int64) * time.Millisecond, ResumeOf: n.resumeOf.String,
 		Worktree: n.worktree.String, Branch: n.branch.String, Wake: n.wake.String,
 		ParkBackoff: time.Duration(n.backoffMS.Int64) * time.Millisecond, LimitEnds: int(n.limitEnds.Int64),
-		RespawnFailures: int(n.failures.Int64), ParkClaim: n.claim.String}
+		RespawnFailures: int(n.failures.Int64), ParkClaim: n.claim.String,
+		Budget: Budget{Tokens: n.budgetTokens.Int64, USD: n.budgetUSD.Float64}}
 	if n.parked.Valid {
 		t := fromNanos(n.parked)
 		a.ParkedUntil = &t

@@ -51,6 +51,9 @@ type Ask struct {
 	SlackChannel string `json:"slack_channel"`
 	SlackTS      string `json:"slack_ts"`
 	SlackError   string `json:"slack_error"`
+	// BudgetRun is the run whose budget this ask is about, filed by that
+	// run's supervisor (budget.go); "" for an agent's own ask.
+	BudgetRun string `json:"budget_run,omitempty"`
 }
 
 // Decision is what a human said.
@@ -63,14 +66,14 @@ type Decision struct {
 
 const askCols = `id, team, agent, run, issue, kind, question, state, answer, decided_by, decision,
 	created_at, answered_at, source, comment_id, comment_url, post_error, resumed_run,
-	slack_channel, slack_ts, slack_error, launch_run`
+	slack_channel, slack_ts, slack_error, launch_run, budget_run`
 
 func scanAsk(r rowScanner) (Ask, error) {
 	var a Ask
 	var created, answered sql.NullInt64
 	err := r.Scan(&a.ID, &a.Team, &a.Agent, &a.Run, &a.Issue, &a.Kind, &a.Question, &a.State, &a.Answer,
 		&a.DecidedBy, &a.Decision, &created, &answered, &a.Source, &a.CommentID, &a.CommentURL, &a.PostError, &a.ResumedRun,
-		&a.SlackChannel, &a.SlackTS, &a.SlackError, &a.LaunchRun)
+		&a.SlackChannel, &a.SlackTS, &a.SlackError, &a.LaunchRun, &a.BudgetRun)
 	a.CreatedAt, a.AnsweredAt = fromNanos(created), fromNanos(answered)
 	return a, err
 }

@@ -36,8 +36,11 @@ func LimitEnd(end string, resets *time.Time) bool {
 }
 
 // Failure reports whether a run's end counts toward FailingAfter: any end
-// but done and stopped (a person or a timeout stopped it, nothing failed).
-func Failure(end string) bool { return end != "" && end != "done" && end != "stopped" }
+// but done, stopped (a person or a timeout stopped it, nothing failed) and
+// budget (the supervisor stopped it, and a decider says whether it goes on).
+func Failure(end string) bool {
+	return end != "" && end != "done" && end != "stopped" && end != "budget"
+}
 
 // SettleEnd takes the end of run (its agent's latest launch) into the
 // agent's record: a limit end parks it (until resets, or for Backoff of

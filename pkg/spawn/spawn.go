@@ -103,6 +103,9 @@ type Request struct {
 	// and the queue starts it later (Admit).
 	MaxRunning int
 	NoWait     bool
+	// Budget is what each run may use before its supervisor stops it and
+	// asks whether to go on (see budget for where else it comes from).
+	Budget mailbox.Budget
 	// NoAuthCheck skips CheckAuth, for credentials spawn cannot see.
 	NoAuthCheck bool
 	// DBPath is exported to the agent as TEAMKIT_DB (made absolute).
@@ -242,6 +245,8 @@ type job struct {
 	promptFile, logFile, specFile string
 	env                           []string
 	spec                          launch.Spec
+	// budget is the launch's (set by prepare).
+	budget mailbox.Budget
 	// launched: a supervisor took the run over (or foreground ran it),
 	// or the host's queue holds it (it starts from its files later).
 	launched bool
@@ -278,6 +283,9 @@ func prepare(ctx context.Context, finder agenttype.Finder, req Request) (*job, e
 		return nil, fmt.Errorf("workdir %s is not a directory", req.Workdir)
 	}
 	j := &job{req: req, t: t, dbPath: req.DBPath}
+	if j.budget, err = budget(req, t.Conf); err != nil {
+		return nil, err
+	}
 	if argv0 := t.Conf.Command[0]; !strings.Contains(argv0, "{") {
 		if j.cli, err = ResolveCLI(t.Name, argv0, t.Conf.Install, AgentEnv(req.Environ, t.Conf, nil)); err != nil {
 			return nil, err
@@ -395,7 +403,7 @@ func (j *job) writeRun() error {
 	}
 	j.spec = launch.Spec{Argv: argv, Env: j.env, Dir: req.Workdir, Log: j.logFile, DB: j.dbPath, Team: req.Team, Name: req.Name, Run: j.run,
 		Host: req.Host, Heartbeat: req.Heartbeat, Grace: req.Grace, Tmux: t.Conf.Launch == agenttype.LaunchTmux, Ask: req.Ask,
-		Type: t.Name, Output: t.Conf.Output}
+		Type: t.Name, Output: t.Conf.Output, Budget: j.budget}
 	if t.Conf.Boot == agenttype.BootStdin {
 		j.spec.Stdin = j.promptFile
 	}
@@ -419,7 +427,10 @@ func (j *job) record(ctx context.Context, db *mailbox.DB) error {
 	if err := db.ClearReady(ctx, req.Team, req.Name); err != nil {
 		return err
 	}
-	return db.RecordLaunch(ctx, j.agent())
+	if err := db.RecordLaunch(ctx, j.agent()); err != nil {
+		return err
+	}
+	return db.SetBudget(ctx, req.Team, req.Name, j.run, j.budget)
 }
 
 // agent is the launch's record.

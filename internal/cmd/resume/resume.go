@@ -281,6 +281,12 @@ func spawner(env *command.Env, db *mailbox.DB, base spawn.Request) escalate.Spaw
 		r.Type, r.Team, r.Name, r.Task, r.Issue, r.Workdir = req.Type, req.Team, req.Name, req.Task, req.Issue, req.Workdir
 		r.ResumeOf, r.Run, r.Ask, r.Self = req.ResumeOf, req.Run, req.AskID, self
 		r.Wake = r.Wake || req.Wake
+		// A re-spawn keeps the budget recorded with the agent's last launch.
+		ag, err := db.Agent(ctx, req.Team, req.Name)
+		if err != nil && !errors.Is(err, mailbox.ErrNotFound) {
+			return escalate.SpawnResult{}, err
+		}
+		r.Budget = ag.Budget
 		res, err := spawn.Spawn(ctx, db, agenttype.NewFinder(env.Getenv), r)
 		if errors.Is(err, spawn.ErrAlive) {
 			err = fmt.Errorf("%w: %w", escalate.ErrAgentBusy, err)

@@ -62,21 +62,24 @@ func logCommand(env *command.Env) *cli.Command {
 // listed is one agent as spawn list --json prints it: the agent contract's
 // fields, with state the observed one (roster.State), plus what it knows.
 type listed struct {
-	Team          string     `json:"team"`
-	Name          string     `json:"name"`
-	Type          string     `json:"type"`
-	Run           string     `json:"run"`
-	PID           int        `json:"pid"`
-	State         string     `json:"state"`
-	Detail        string     `json:"detail"`
-	RecordedState string     `json:"recorded_state"`
-	ExitCode      *int       `json:"exit_code"`
-	Log           string     `json:"log"`
-	Issue         string     `json:"issue"`
-	Worktree      string     `json:"worktree"`
-	Branch        string     `json:"branch"`
-	Wake          string     `json:"wake"` // "mail" for a wake agent (spawn --wake)
-	StartedAt     *time.Time `json:"started_at"`
+	Team          string `json:"team"`
+	Name          string `json:"name"`
+	Type          string `json:"type"`
+	Run           string `json:"run"`
+	PID           int    `json:"pid"`
+	State         string `json:"state"`
+	Detail        string `json:"detail"`
+	RecordedState string `json:"recorded_state"`
+	ExitCode      *int   `json:"exit_code"`
+	Log           string `json:"log"`
+	Issue         string `json:"issue"`
+	Worktree      string `json:"worktree"`
+	Branch        string `json:"branch"`
+	Wake          string `json:"wake"` // "mail" for a wake agent (spawn --wake)
+	// Budget is what each of its runs may use (spawn --budget-tokens,
+	// --budget-usd); {} when none.
+	Budget    mailbox.Budget `json:"budget"`
+	StartedAt *time.Time     `json:"started_at"`
 	// LastActiveAt is when the run last printed a line or a stream event
 	// (mailbox.Agent.LastActiveAt), as of its last heartbeat.
 	LastActiveAt *time.Time `json:"last_active_at"`
@@ -277,6 +280,7 @@ func toListed(team string, e roster.Entry, now time.Time) listed {
 			l.LastActiveAt = &t
 		}
 		l.ParkedUntil, l.ParkBackoffSeconds, l.LimitEnds, l.RespawnFailures = a.ParkedUntil, a.ParkBackoff.Seconds(), a.LimitEnds, a.RespawnFailures
+		l.Budget = a.Budget
 	}
 	if !e.Started.IsZero() {
 		t := e.Started.UTC()

@@ -72,7 +72,7 @@ func build(env *command.Env, h Hooks) *cli.App {
 		Name:      "spawn",
 		Usage:     "start an agent of a type, briefed whole, and wait until it is really ready",
 		ArgsUsage: "<type> <name>",
-		UsageText: "spawn <type> <name> [--team T] [--task TEXT | --task-file F] [--issue OWNER/REPO#N] [--timeout D] [--workdir DIR] [--replace] [--no-auth-check] [--max-running N [--no-wait]] [--worktree] [--grace D] [--json]\n" +
+		UsageText: "spawn <type> <name> [--team T] [--task TEXT | --task-file F] [--issue OWNER/REPO#N] [--timeout D] [--workdir DIR] [--replace] [--no-auth-check] [--max-running N [--no-wait]] [--worktree] [--budget-tokens N] [--budget-usd X] [--grace D] [--json]\n" +
 			"spawn list <team> [--json] [--watch [--interval D]]\n" +
 			"spawn log <team> <name> [--follow]\n" +
 			"spawn stop <team> (<name> | --all) [--grace D] [--clean]",
@@ -101,6 +101,8 @@ func build(env *command.Env, h Hooks) *cli.App {
 			&cli.BoolFlag{Name: "no-wait", Usage: "under a cap, return status=queued at once when no slot is free"},
 			&cli.BoolFlag{Name: "worktree", Usage: "run the agent in a git worktree of its own, on branch teamkit/<team>/<name>, made from the workdir's repository"},
 			&cli.BoolFlag{Name: "wake", Usage: "wake on mail: once the run has ended normally, new mail to the agent re-spawns it (by resume <team>; also type.conf wake=mail)"},
+			&cli.StringFlag{Name: "budget-tokens", Usage: "stop each run once it has used `N` tokens (input, output and cache) and ask a decider whether to go on (default type.conf budget_tokens, else $TEAMKIT_BUDGET_TOKENS)"},
+			&cli.StringFlag{Name: "budget-usd", Usage: "stop each run once the CLI reports it cost `X` US dollars and ask a decider whether to go on (default type.conf budget_usd, else $TEAMKIT_BUDGET_USD)"},
 			graceFlag(),
 		),
 		Action: func(c *cli.Context) error { return run(c, env) },
@@ -233,13 +235,17 @@ func parseSpawn(c *cli.Context, env *command.Env) (*Options, error) {
 	if c.Bool("no-wait") && maxRunning == 0 {
 		return nil, command.Usagef("--no-wait waits for nothing without a cap: give --max-running N or set TEAMKIT_MAX_AGENTS")
 	}
+	budget, err := budgetFlags(c)
+	if err != nil {
+		return nil, err
+	}
 	dbPath, _ := command.DBPath(c, env)
 	o := &Options{
 		Request: spawn.Request{
 			Type: args[0], Team: team, Name: args[1], Task: task, Issue: issue,
 			Workdir: c.String("workdir"), Timeout: command.Duration(c, "timeout"), Replace: c.Bool("replace"), NoAuthCheck: c.Bool("no-auth-check"),
 			MaxRunning: maxRunning, NoWait: c.Bool("no-wait"), Worktree: c.Bool("worktree"), Wake: c.Bool("wake"),
-			DBPath: dbPath, StateDir: command.StateDir(env),
+			Budget: budget, DBPath: dbPath, StateDir: command.StateDir(env),
 			Environ: env.Environ(),
 			Host:    roster.HostName(env.Getenv), Heartbeat: heartbeat, Grace: grace,
 			Stdin: env.Stdin, Stdout: env.Stdout, Stderr: env.Stderr,
