@@ -95,9 +95,17 @@ func (d *DB) RecordUsage(ctx context.Context, r RunRecord) error {
 // SetRunEnd says how a run ends before its supervisor records the end: who
 // stops a run says why (stopped, timeout), and the supervisor, which sees
 // only a signal, keeps that end (see launch.Supervise). The first reason
-// given stands; a run that has already ended keeps its end.
-func (d *DB) SetRunEnd(ctx context.Context, team, run, end, detail string) error {
-	_, err := d.db.ExecContext(ctx, `UPDATE runs SET ending = ?, detail = ? WHERE team = ? AND run = ? AND ending = ''`, end, detail, team, run)
+// given stands; a run that has already ended keeps its end. Every run of
+// runs (of team) is set in one statement.
+func (d *DB) SetRunEnd(ctx context.Context, team, end, detail string, runs ...string) error {
+	if len(runs) == 0 {
+		return nil
+	}
+	args := []any{end, detail, team}
+	for _, r := range runs {
+		args = append(args, r)
+	}
+	_, err := d.db.ExecContext(ctx, `UPDATE runs SET ending = ?, detail = ? WHERE team = ? AND run IN (?`+strings.Repeat(", ?", len(runs)-1)+`) AND ending = ''`, args...)
 	return d.fail("record run end", err)
 }
 

@@ -33,10 +33,10 @@ func testRuns(t *testing.T, be backend) {
 	if got, err := db.Run(ctx, "t", "r1"); err != nil || got.Tokens.Input != 7 || *got.CostUSD != 0.5 || got.Session != "s-1" || got.End != "" {
 		t.Fatalf("after RecordUsage: %+v, %v", got, err)
 	}
-	if err := db.SetRunEnd(ctx, "t", "r1", "timeout", "not ready"); err != nil {
+	if err := db.SetRunEnd(ctx, "t", "timeout", "not ready", "r1"); err != nil {
 		t.Fatal(err)
 	}
-	if err := db.SetRunEnd(ctx, "t", "r1", "stopped", "later"); err != nil {
+	if err := db.SetRunEnd(ctx, "t", "stopped", "later", "r1"); err != nil {
 		t.Fatal(err)
 	}
 	if got, _ := db.Run(ctx, "t", "r1"); got.End != "timeout" || got.Detail != "not ready" {

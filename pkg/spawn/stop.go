@@ -160,11 +160,13 @@ func StopAll(ctx context.Context, db *mailbox.DB, agents []mailbox.Agent, o Stop
 	}
 	// The supervisors see only signals: the record says who ended the run
 	// (unless its stopper already said why, as a handshake timeout does).
+	var stopping []string
 	for _, i := range which {
 		if errs[i] == nil {
-			db.SetRunEnd(ctx, agents[i].Team, agents[i].Run, runstream.EndStopped, "stopped (spawn stop or --replace)")
+			stopping = append(stopping, agents[i].Run)
 		}
 	}
+	db.SetRunEnd(ctx, agents[0].Team, runstream.EndStopped, "stopped (spawn stop or --replace)", stopping...)
 	groups.Stop(o.Grace)
 	// The supervisors record the exit and leave once their agent is gone;
 	// one that does not is stopped itself, by its exact identity.
