@@ -166,7 +166,7 @@ func Guard(stdin io.Reader, open func(ctx context.Context, path string) (*mailbo
 	}
 	// The run's record would otherwise say it runs for ever.
 	retry(EndPatience, func(ctx context.Context) error {
-		return db.SetRunEnd(ctx, gs.Team, gs.Name, gs.Run, runstream.EndCrashed, "its supervisor died; the guard stopped the run")
+		return db.SetRunEnd(ctx, runstream.EndCrashed, "its supervisor died; the guard stopped the run", mailbox.AgentRun{Team: gs.Team, Name: gs.Name, Run: gs.Run})
 	})
 	if err := recordEnd(db, spec, nil); err != nil {
 		return err

@@ -360,6 +360,9 @@ func Supervise(ctx context.Context, spec Spec, db *mailbox.DB, stdout, stderr io
 	} else {
 		rec.End, rec.Detail = (*runstream.Reader)(nil).End(code)
 	}
+	// stopper: spawn stop ended the run (its record says so), and stops
+	// every process of the run itself, until none is left.
+	stopper := false
 	if !failed {
 		// The supervisor sees only signals: whoever stopped the run said
 		// why in its record (spawn stop, a handshake timeout).
@@ -370,6 +373,7 @@ func Supervise(ctx context.Context, spec Spec, db *mailbox.DB, stdout, stderr io
 			prev, err := db.Run(ctx, spec.Team, spec.Run)
 			if err == nil && prev.End != "" {
 				rec.End, rec.Detail = prev.End, prev.Detail
+				stopper = prev.End == runstream.EndStopped && !stopping
 			}
 			return err
 		})
@@ -382,9 +386,15 @@ func Supervise(ctx context.Context, spec Spec, db *mailbox.DB, stdout, stderr io
 	// The record comes before the exit, which is what spawn waits for.
 	recordRun(db, spec, rec)
 	recordExit(db, spec, code)
-	if left := tree.Members(); len(left) > 0 {
-		note(spec, "stopping %d process(es) the agent left running: %v", len(left), left)
-		tree.Stop(spec.Grace)
+	// What the agent left running is stopped here, unless its stopper
+	// does it: one scan of every process (stat and environment) is cheap,
+	// but a fleet's supervisors stopped at once, each scanning a /proc
+	// that holds the whole fleet, took seconds of CPU between them.
+	if !stopper {
+		if left := tree.Members(); len(left) > 0 {
+			note(spec, "stopping %d process(es) the agent left running: %v", len(left), left)
+			tree.Stop(spec.Grace)
+		}
 	}
 	if st != nil && !st.wait(time.Second) {
 		pr.Close()

@@ -95,17 +95,29 @@ func (d *DB) RecordUsage(ctx context.Context, r RunRecord) error {
 	return d.fail("record run usage", err)
 }
 
-// SetRunEnd says how a run (of agent name) ends before its supervisor
-// records the end: who stops a run says why (stopped, timeout), and the
-// supervisor, which sees only a signal, keeps that end (see
-// launch.Supervise). The first reason given stands; a run that has already
-// ended keeps its end. A run whose supervisor has not yet recorded its
-// start (a handshake timeout shorter than a loaded machine's start) gets a
-// record with the end, which the start keeps.
-func (d *DB) SetRunEnd(ctx context.Context, team, name, run, end, detail string) error {
-	_, err := d.db.ExecContext(ctx, `INSERT INTO runs (team, name, run, started_at, ending, detail) VALUES (?, ?, ?, ?, ?, ?)
-		ON CONFLICT (team, run) DO UPDATE SET ending = excluded.ending, detail = excluded.detail WHERE runs.ending = ''`,
-		team, name, run, nanos(d.now()), end, detail)
+// AgentRun names one run of one agent.
+type AgentRun struct{ Team, Name, Run string }
+
+// SetRunEnd says how runs end before their supervisors record the end: who
+// stops a run says why (stopped, timeout), and the supervisor, which sees
+// only a signal, keeps that end (see launch.Supervise). The first reason
+// given stands; a run that has already ended keeps its end. A run whose
+// supervisor has not yet recorded its start (a handshake timeout shorter
+// than a loaded machine's start) gets a record with the end, which the start
+// keeps. Every run of runs is set in one statement: spawn stop
+// --all ends a whole fleet with one write.
+func (d *DB) SetRunEnd(ctx context.Context, end, detail string, runs ...AgentRun) error {
+	if len(runs) == 0 {
+		return nil
+	}
+	now := nanos(d.now())
+	args := make([]any, 0, 6*len(runs))
+	for _, r := range runs {
+		args = append(args, r.Team, r.Name, r.Run, now, end, detail)
+	}
+	_, err := d.db.ExecContext(ctx, `INSERT INTO runs (team, name, run, started_at, ending, detail) VALUES (?, ?, ?, ?, ?, ?)`+
+		strings.Repeat(", (?, ?, ?, ?, ?, ?)", len(runs)-1)+`
+		ON CONFLICT (team, run) DO UPDATE SET ending = excluded.ending, detail = excluded.detail WHERE runs.ending = ''`, args...)
 	return d.fail("record run end", err)
 }
 

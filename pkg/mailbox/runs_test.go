@@ -33,10 +33,10 @@ func testRuns(t *testing.T, be backend) {
 	if got, err := db.Run(ctx, "t", "r1"); err != nil || got.Tokens.Input != 7 || *got.CostUSD != 0.5 || got.Session != "s-1" || got.End != "" {
 		t.Fatalf("after RecordUsage: %+v, %v", got, err)
 	}
-	if err := db.SetRunEnd(ctx, "t", "a", "r1", "timeout", "not ready"); err != nil {
+	if err := db.SetRunEnd(ctx, "timeout", "not ready", mailbox.AgentRun{Team: "t", Name: "a", Run: "r1"}); err != nil {
 		t.Fatal(err)
 	}
-	if err := db.SetRunEnd(ctx, "t", "a", "r1", "stopped", "later"); err != nil {
+	if err := db.SetRunEnd(ctx, "stopped", "later", mailbox.AgentRun{Team: "t", Name: "a", Run: "r1"}); err != nil {
 		t.Fatal(err)
 	}
 	if got, _ := db.Run(ctx, "t", "r1"); got.End != "timeout" || got.Detail != "not ready" {
@@ -78,7 +78,7 @@ func testRuns(t *testing.T, be backend) {
 	// A handshake that times out before the supervisor recorded the start:
 	// the end stands through the start record, and the end record keeps it
 	// (the supervisor reads it back).
-	if err := db.SetRunEnd(ctx, "t", "c", "r4", "timeout", "not ready after 0s"); err != nil {
+	if err := db.SetRunEnd(ctx, "timeout", "not ready after 0s", mailbox.AgentRun{Team: "t", Name: "c", Run: "r4"}); err != nil {
 		t.Fatal(err)
 	}
 	if err := db.RecordRun(ctx, mailbox.RunRecord{Team: "t", Name: "c", Run: "r4", Type: "claude", StartedAt: t0}); err != nil {

@@ -634,7 +634,7 @@ func watch(ctx context.Context, db *mailbox.DB, t *agenttype.Type, req Request, 
 			if res.Offline {
 				why = "its CLI could not reach its model"
 			}
-			if err := db.SetRunEnd(ctx, req.Team, req.Name, run, runstream.EndTimeout, why); err != nil {
+			if err := db.SetRunEnd(ctx, runstream.EndTimeout, why, mailbox.AgentRun{Team: req.Team, Name: req.Name, Run: run}); err != nil {
 				return Result{}, err
 			}
 			if _, err := Stop(ctx, db, req.Team, req.Name, StopOptions{Host: req.Host, Grace: req.Grace, Run: run}); err != nil && !errors.Is(err, ErrNotRunning) {

@@ -160,11 +160,13 @@ func StopAll(ctx context.Context, db *mailbox.DB, agents []mailbox.Agent, o Stop
 	}
 	// The supervisors see only signals: the record says who ended the run
 	// (unless its stopper already said why, as a handshake timeout does).
+	var stopping []mailbox.AgentRun
 	for _, i := range which {
 		if errs[i] == nil {
-			db.SetRunEnd(ctx, agents[i].Team, agents[i].Name, agents[i].Run, runstream.EndStopped, "stopped (spawn stop or --replace)")
+			stopping = append(stopping, mailbox.AgentRun{Team: agents[i].Team, Name: agents[i].Name, Run: agents[i].Run})
 		}
 	}
+	db.SetRunEnd(ctx, runstream.EndStopped, "stopped (spawn stop or --replace)", stopping...)
 	groups.Stop(o.Grace)
 	// The supervisors record the exit and leave once their agent is gone;
 	// one that does not is stopped itself, by its exact identity.
