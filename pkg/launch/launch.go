@@ -91,6 +91,9 @@ type Spec struct {
 	// which the supervisor reads instead of passing it on as it is.
 	Type   string `json:"type,omitempty"`
 	Output string `json:"output,omitempty"`
+	// Briefing is how the run was briefed, for its record
+	// (mailbox.RunRecord.Briefing).
+	Briefing string `json:"briefing,omitempty"`
 
 	// Set by the supervisor process itself, never by the spawner: its own
 	// executable (to start the guard), its environment, and its tmux pane.
@@ -253,7 +256,7 @@ func Supervise(ctx context.Context, spec Spec, db *mailbox.DB, stdout, stderr io
 		return 1, fmt.Errorf("agent not started: %w", err)
 	}
 	spec.step(StepAfterRecord)
-	rec := mailbox.RunRecord{Team: spec.Team, Name: spec.Name, Run: spec.Run, Type: spec.Type, StartedAt: time.Now()}
+	rec := mailbox.RunRecord{Team: spec.Team, Name: spec.Name, Run: spec.Run, Type: spec.Type, StartedAt: time.Now(), Briefing: spec.Briefing}
 	recordRun(db, spec, rec)
 	// With a structured stream, the agent's stdout is a pipe the supervisor
 	// reads; what it makes readable goes where the output would have gone.

@@ -281,6 +281,9 @@ func spawner(env *command.Env, db *mailbox.DB, base spawn.Request) escalate.Spaw
 		r.Type, r.Team, r.Name, r.Task, r.Issue, r.Workdir = req.Type, req.Team, req.Name, req.Task, req.Issue, req.Workdir
 		r.ResumeOf, r.Run, r.Ask, r.Self = req.ResumeOf, req.Run, req.AskID, self
 		r.Wake = r.Wake || req.Wake
+		if c := req.Continue; c != nil {
+			r.Continue = &spawn.Continuation{Session: c.Session, Why: c.Why, News: c.News}
+		}
 		res, err := spawn.Spawn(ctx, db, agenttype.NewFinder(env.Getenv), r)
 		if errors.Is(err, spawn.ErrAlive) {
 			err = fmt.Errorf("%w: %w", escalate.ErrAgentBusy, err)
