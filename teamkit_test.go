@@ -114,7 +114,7 @@ var postgresScripts = []string{
 	"proc_clock_skew", "restart_waits", "inbox_wake", "exit_spool", "spawn_queue", "spawn_burst", "spawn_worktree", "run_records",
 	"activity",
 	"resume_wake",
-	"resume_parks",
+	"resume_parks", "resume_session",
 }
 
 func TestScriptsPostgres(t *testing.T) {
