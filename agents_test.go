@@ -181,7 +181,8 @@ func setupAgents(e *testscript.Env, cliDir string) error {
 //	    The first request of the agent's latest run that continues its
 //	    session (modeltest.ContinueMarker naming the run) also carries the
 //	    session's earlier briefing: the CLI resumed the session. Prints the
-//	    briefing's first line and the count of earlier tool results.
+//	    briefing's first line and the count of earlier tool results, then
+//	    the continuing prompt.
 //	model tokens TEAM [turns]
 //	    The tokens recorded for the team's runs (mailbox.DB.Runs) add up to
 //	    the sum the model reported: over every request, or with turns over
@@ -264,7 +265,7 @@ func modelCmd(ts *testscript.TestScript, neg bool, args []string) {
 						ts.Fatalf("model: request %d of run %s continues a session without its earlier briefing", r.Seq, a.Run)
 					}
 					first, _, _ := strings.Cut(c.Briefing, "\n")
-					fmt.Fprintf(ts.Stdout(), "continued run=%s briefing=%q earlier_results=%d\n", a.Run, first, c.Since)
+					fmt.Fprintf(ts.Stdout(), "continued run=%s briefing=%q earlier_results=%d\n%s", a.Run, first, c.Since, c.Continued)
 					return
 				}
 			}
