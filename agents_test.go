@@ -181,12 +181,18 @@ func setupAgents(e *testscript.Env, cliDir string) error {
 //	model fault 401 | 429 SECONDS [usage] | none
 //	    Every model request from now on fails: bad credentials, or a rate
 //	    (or usage) limit that resets in SECONDS; none ends that.
+//	model continued TEAM NAME
+//	    The first request of the agent's latest run that continues its
+//	    session (modeltest.ContinueMarker naming the run) also carries the
+//	    session's earlier briefing: the CLI resumed the session. Prints the
+//	    briefing's first line and the count of earlier tool results, then
+//	    the continuing prompt.
 //	model tokens TEAM [turns]
 //	    The tokens recorded for the team's runs (mailbox.DB.Runs) add up to
 //	    the sum the model reported: over every request, or with turns over
 //	    the agent's own turns only (opencode counts no title request).
 func modelCmd(ts *testscript.TestScript, neg bool, args []string) {
-	const usage = "usage: model briefing TEAM NAME [TASKFILE] | model requests | model hold | model usage I O CR CW | model fault 401|429 SECONDS [usage]|none | model tokens TEAM [turns] | model mail | model release | model flood | model busy | model nudged TEAM NAME"
+	const usage = "usage: model briefing TEAM NAME [TASKFILE] | model requests | model hold | model usage I O CR CW | model fault 401|429 SECONDS [usage]|none | model tokens TEAM [turns] | model continued TEAM NAME | model mail | model release | model flood | model busy | model nudged TEAM NAME"
 	if neg || len(args) == 0 {
 		ts.Fatalf(usage)
 	}
@@ -254,6 +260,26 @@ func modelCmd(ts *testscript.TestScript, neg bool, args []string) {
 			}
 		}
 		fmt.Fprintf(ts.Stdout(), "nudged=%d\n%s", n, out.String())
+	case args[0] == "continued" && len(args) == 3:
+		a := latestRun(ts, args[1], args[2])
+		deadline := time.Now().Add(agentWait)
+		for {
+			for _, r := range srv.Requests() {
+				c := r.Conversation
+				if c.Shell != "" && strings.Contains(c.Continued, a.Run) {
+					if c.Briefing == "" || strings.Contains(c.Briefing, a.Run) {
+						ts.Fatalf("model: request %d of run %s continues a session without its earlier briefing", r.Seq, a.Run)
+					}
+					first, _, _ := strings.Cut(c.Briefing, "\n")
+					fmt.Fprintf(ts.Stdout(), "continued run=%s briefing=%q earlier_results=%d\n%s", a.Run, first, c.Since, c.Continued)
+					return
+				}
+			}
+			if time.Now().After(deadline) {
+				ts.Fatalf("model: no request of run %s continued a session", a.Run)
+			}
+			time.Sleep(pollEvery)
+		}
 	case args[0] == "requests" && len(args) == 1:
 		for _, r := range srv.Requests() {
 			fmt.Fprintln(ts.Stdout(), requestLine(r))

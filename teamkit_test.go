@@ -120,7 +120,7 @@ var postgresScripts = []string{
 	"proc_clock_skew", "restart_waits", "inbox_wake", "exit_spool", "spawn_queue", "spawn_burst", "spawn_worktree", "run_records",
 	"activity",
 	"resume_wake",
-	"resume_parks",
+	"resume_parks", "resume_session",
 	"completion_mailbox",
 	"budget_local", "budget_github", "budget_slack",
 }

@@ -47,6 +47,7 @@ func (s *Server) anthropicConversation(req anthropicRequest) Conversation {
 			switch {
 			case b.Type == "text" && m.Role == "user":
 				texts = append(texts, b.Text)
+				c.user(b.Text)
 				if i == len(req.Messages)-1 {
 					c.Last += b.Text + "\n"
 				}

@@ -57,6 +57,7 @@ func (s *Server) gemini(w http.ResponseWriter, r *http.Request, body []byte, e *
 				c.Results = append(c.Results, resultText(p.FunctionResponse.Response))
 			case m.Role == "user" && p.Text != "" && !p.Thought:
 				texts = append(texts, p.Text)
+				c.user(p.Text)
 			}
 		}
 	}

@@ -71,6 +71,7 @@ func (s *Server) openai(w http.ResponseWriter, r *http.Request, body []byte, e *
 				for _, p := range it.Content {
 					if p.Type == "input_text" {
 						texts = append(texts, p.Text)
+						c.user(p.Text)
 					}
 				}
 			}

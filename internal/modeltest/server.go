@@ -53,6 +53,19 @@ type Conversation struct {
 	// the CLI on its behalf, as with a hook's reason) sent it: what the
 	// model is asked now. Anthropic only.
 	Last string
+	// Continued is the last user text that continues the session
+	// (ContinueMarker: a re-spawn that resumed it), and Since how many of
+	// Results came before it: the earlier runs' turns, which the model sees
+	// because the CLI resumed the session.
+	Continued string
+	Since     int
+}
+
+// user notes a user text of the conversation, in order with its results.
+func (c *Conversation) user(text string) {
+	if strings.Contains(text, ContinueMarker) {
+		c.Continued, c.Since = text, len(c.Results)
+	}
 }
 
 // Turn is what the model answers: a shell command to run, or else a text

@@ -10,6 +10,11 @@ import (
 // template); set it as Server.Marker.
 const BriefingMarker = "# Your teamkit briefing"
 
+// ContinueMarker starts the prompt of a run that continues its session
+// (pkg/spawn's continued prompt): only what is new, the briefing before it
+// in the session.
+const ContinueMarker = "# teamkit: your session continues"
+
 // Question is what Teamkit asks on an agent's first run.
 const Question = `Blue or "green"?`
 
@@ -36,17 +41,24 @@ var (
 //
 // The step is the number of tool results in the conversation, so the
 // server needs no state.
+//
+// In a continued session it follows the continuing prompt the same way,
+// counting only the results since it.
 func Teamkit(c Conversation) Turn {
-	b := c.Briefing
+	b, results := c.Briefing, c.Results
 	ready, inbox, ask := find(readyRe, b, "ready"), find(inboxRe, b, "inbox"), find(askRe, b, "ask")
+	if c.Continued != "" {
+		b, results = c.Continued, c.Results[c.Since:]
+		ready, inbox = find(readyRe, b, ready), find(inboxRe, b, inbox)
+	}
 	answer, answered := Answer(b)
-	switch len(c.Results) {
+	switch len(results) {
 	case 0:
 		return Turn{Command: ready + " mark"}
 	case 1:
 		return Turn{Command: inbox}
 	case 2:
-		reply := "got: " + firstMessageLine(c.Results[1])
+		reply := "got: " + firstMessageLine(results[1])
 		if answered {
 			reply = "answer: " + answer
 		}

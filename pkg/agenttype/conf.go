@@ -106,6 +106,9 @@ type Conf struct {
 	// ReadyTimeout is 0 when type.conf does not set ready_timeout; spawn
 	// then uses its own default.
 	ReadyTimeout time.Duration
+	// Resume is the argv of a run that continues the CLI session
+	// {session} (resume=, see session.go), nil when the CLI cannot.
+	Resume []string
 	// Env is added to the agent's inherited environment, in file order.
 	Env []EnvVar
 	// UnsetEnv is removed from the agent's inherited environment.
@@ -167,10 +170,10 @@ var (
 		"TEAMKIT_RUN": true, "TEAMKIT_ISSUE": true,
 	}
 
-	placeholderNames = []string{"prompt", "prompt_file", "name", "team", "workdir", "typedir", "ready", "inbox", "ask"}
+	placeholderNames = []string{"prompt", "prompt_file", "name", "team", "workdir", "typedir", "ready", "inbox", "ask", "session"}
 )
 
-const knownKeys = "one of command, launch, boot, monitor, worktree, wake, handshake, ready_timeout, env.NAME, unset_env, auth_env, auth_file, auth_login, install, offline_output, offline_after, output, stop_hook, stop_hook_max, budget_tokens, budget_usd"
+const knownKeys = "one of command, launch, boot, monitor, worktree, wake, handshake, ready_timeout, env.NAME, unset_env, auth_env, auth_file, auth_login, install, offline_output, offline_after, output, stop_hook, stop_hook_max, budget_tokens, budget_usd, resume"
 
 // Parse reads a type.conf. file names it in error messages. The format is
 // key=value lines; blank lines and lines whose first non-blank character is
@@ -224,6 +227,12 @@ func Parse(file string, data []byte) (Conf, error) {
 				}
 			}
 			c.Command, commandLine = words, n
+		case "resume":
+			words, err := SplitWords(value)
+			if err != nil {
+				return fail(n, "resume: "+err.Error(), "shell-like words with balanced quotes")
+			}
+			c.Resume = words
 		case "launch":
 			switch l := Launch(value); l {
 			case LaunchBackground, LaunchTmux, LaunchForeground, LaunchConsole, LaunchWT:
@@ -380,6 +389,13 @@ func Parse(file string, data []byte) (Conf, error) {
 				"a variable to be either set or unset, not both")
 		}
 	}
+	if problem, expected := c.checkResume(); problem != "" {
+		line := commandLine
+		if len(c.Resume) > 0 {
+			line = seen["resume"]
+		}
+		return fail(line, problem, expected)
+	}
 	usesPrompt, usesFile := c.uses("prompt"), c.uses("prompt_file")
 	switch {
 	case c.Boot == BootArgv && !usesPrompt:
@@ -472,6 +488,8 @@ type Vars struct {
 	// them (absolute paths), so a type can allow exactly those, say in
 	// claude's --allowedTools.
 	Ready, Inbox, Ask string
+	// Session is {session}: the CLI session a resume= run continues.
+	Session string
 }
 
 func (v Vars) lookup(name string) string {
@@ -494,6 +512,8 @@ func (v Vars) lookup(name string) string {
 		return v.Inbox
 	case "ask":
 		return v.Ask
+	case "session":
+		return v.Session
 	}
 	return ""
 }

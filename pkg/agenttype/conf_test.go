@@ -102,7 +102,7 @@ func TestParseErrors(t *testing.T) {
 		conf string
 		want string // the whole message, or a prefix when it ends in "…"
 	}{
-		{"command=a {prompt}\ncomand=x", `t.conf:2: unknown key "comand"; expected one of command, launch, boot, monitor, worktree, wake, handshake, ready_timeout, env.NAME, unset_env, auth_env, auth_file, auth_login, install, offline_output, offline_after, output, stop_hook, stop_hook_max, budget_tokens, budget_usd`},
+		{"command=a {prompt}\ncomand=x", `t.conf:2: unknown key "comand"; expected one of command, launch, boot, monitor, worktree, wake, handshake, ready_timeout, env.NAME, unset_env, auth_env, auth_file, auth_login, install, offline_output, offline_after, output, stop_hook, stop_hook_max, budget_tokens, budget_usd, resume`},
 		{"command=a {prompt}\noutput=json", `t.conf:2: output="json"; expected one of none, claude-stream, codex-json, gemini-stream, opencode-json (the CLI's structured stream, or none)`},
 		{"command=a {prompt}\nauth_env=", `t.conf:2: auth_env is empty; expected space-separated environment variable names, any one of which holds a key`},
 		{"command=a {prompt}\nauth_env=A-B", `t.conf:2: auth_env: "A-B" is not a valid environment variable name; expected space-separated environment variable names`},
@@ -140,7 +140,7 @@ func TestParseErrors(t *testing.T) {
 		{"command=   '' {prompt}", `t.conf:1: command is empty…`},
 		{"# only\nlaunch=tmux\n", `t.conf: missing required key "command"`},
 		{"", `t.conf: missing required key "command"`},
-		{"launch=tmux\ncommand=a {promt}", `t.conf:2: command uses unknown placeholder {promt}; expected one of {prompt}, {prompt_file}, {name}, {team}, {workdir}, {typedir}, {ready}, {inbox}, {ask}`},
+		{"launch=tmux\ncommand=a {promt}", `t.conf:2: command uses unknown placeholder {promt}; expected one of {prompt}, {prompt_file}, {name}, {team}, {workdir}, {typedir}, {ready}, {inbox}, {ask}, {session}`},
 		{"command=a --x={prompt}{agent_name}", `t.conf:1: command uses unknown placeholder {agent_name}…`},
 		{"\n\ncommand=a b", `t.conf:3: boot=argv but no argument of command contains {prompt}; expected {prompt} in the argument that carries the briefing`},
 		{"command=a {prompt}\nboot=file", `t.conf:1: boot=file but no argument of command contains {prompt_file}; expected {prompt_file} in the argument that names the briefing file`},
@@ -249,5 +249,26 @@ func TestArgvErrors(t *testing.T) {
 	}
 	if _, err := (Conf{}).Argv(Vars{}); err == nil {
 		t.Error("Argv of an empty Conf succeeded")
+	}
+}
+
+func TestParseResume(t *testing.T) {
+	c, err := Parse("t.conf", []byte("command=a -p {prompt}\nresume=a --resume {session} -p {prompt}"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	argv, err := c.ResumeArgv(Vars{Prompt: "news", Session: "s-1"})
+	if err != nil || strings.Join(argv, " ") != "a --resume s-1 -p news" {
+		t.Fatalf("ResumeArgv = %q, %v", argv, err)
+	}
+	for conf, want := range map[string]string{
+		"command=a {prompt}\nresume=a {prompt}":                    "t.conf:2: resume has no {session}",
+		"command=a {prompt}\nresume=a {session}":                   "t.conf:2: resume carries the prompt otherwise than command",
+		"command=a {prompt} {session}":                             "t.conf:1: command uses {session}",
+		"command=a {prompt}\nresume=a {sesion} {session} {prompt}": "t.conf:2: resume uses unknown placeholder {sesion}",
+	} {
+		if _, err := Parse("t.conf", []byte(conf)); err == nil || !strings.HasPrefix(err.Error(), want) {
+			t.Errorf("Parse(%q) = %v, want %s…", conf, err, want)
+		}
 	}
 }

@@ -73,6 +73,9 @@ type Commands struct {
 	Ready, Inbox, Ask string
 }
 
+// WithDefaults fills in the bare names for c's empty fields.
+func WithDefaults(c Commands) Commands { return c.withDefaults() }
+
 // withDefaults fills in the bare names for empty fields.
 func (c Commands) withDefaults() Commands {
 	for _, f := range []struct {

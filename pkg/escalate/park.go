@@ -68,7 +68,11 @@ func (p *pass) unpark() error {
 // gives the claim back, so the next pass tries again.
 func (p *pass) respawnPark(a mailbox.Agent, run string) error {
 	ctx := p.ctx
-	res, err := p.r.Spawn(ctx, SpawnRequest{Type: a.Type, Team: a.Team, Name: a.Name, Task: a.Task, Issue: a.Issue,
+	cont, err := p.continuation(a, NewsLimitReset)
+	if err != nil {
+		return err
+	}
+	res, err := p.r.Spawn(ctx, SpawnRequest{Continue: cont, Type: a.Type, Team: a.Team, Name: a.Name, Task: a.Task, Issue: a.Issue,
 		Workdir: a.Workdir, ResumeOf: ParkKey(a.Run), Run: run, Wake: a.Wake == mailbox.WakeMail})
 	if err != nil {
 		if ctx.Err() != nil {

@@ -68,6 +68,8 @@ type SpawnRequest struct {
 	// cannot.
 	Run   string
 	AskID int64
+	// Continue asks to continue the last run's CLI session (session.go).
+	Continue *Continuation
 	// Wake keeps the re-spawned agent a wake agent (see wake.go): every
 	// re-spawn (a wake, a park's end, an answer) carries its last launch's.
 	Wake bool
@@ -663,7 +665,11 @@ func (p *pass) respawn(a mailbox.Ask, in mailbox.ResumeIntent) error {
 		return p.reread(a)
 	}
 	p.r.crash(CrashAfterLaunch)
-	res, err := p.r.Spawn(ctx, SpawnRequest{
+	cont, err := p.continuation(ag, Fold("", a, in.CreatedAt))
+	if err != nil {
+		return err
+	}
+	res, err := p.r.Spawn(ctx, SpawnRequest{Continue: cont,
 		Type: ag.Type, Team: a.Team, Name: a.Agent, Task: Fold(ag.Task, a, in.CreatedAt), Issue: ag.Issue, Workdir: ag.Workdir,
 		ResumeOf: ResumeKey(a.ID, in.CreatedAt), Run: run, AskID: a.ID, Wake: ag.Wake == mailbox.WakeMail,
 	})

@@ -119,7 +119,11 @@ func (p *pass) startWake(a mailbox.Agent, through int64) {
 // back, so that a later pass wakes it.
 func (p *pass) respawnWake(a mailbox.Agent, through int64) error {
 	r, ctx := p.r, p.ctx
-	res, err := r.Spawn(ctx, SpawnRequest{Type: a.Type, Team: a.Team, Name: a.Name, Task: WakeTask(a.Team, a.Name),
+	cont, err := p.continuation(a, WakeTask(a.Team, a.Name))
+	if err != nil {
+		return err
+	}
+	res, err := r.Spawn(ctx, SpawnRequest{Continue: cont, Type: a.Type, Team: a.Team, Name: a.Name, Task: WakeTask(a.Team, a.Name),
 		Issue: a.Issue, Workdir: a.Workdir, Wake: true})
 	if err != nil {
 		if rerr := r.DB.ReleaseWake(context.WithoutCancel(ctx), a.Team, a.Name, a.Run, through); rerr != nil {

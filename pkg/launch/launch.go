@@ -94,6 +94,9 @@ type Spec struct {
 	// Budget is what the run may use (read from its stream) before the
 	// supervisor stops it and files one ask to go on (budget.go).
 	Budget mailbox.Budget `json:"budget,omitzero"`
+	// Briefing is how the run was briefed, for its record
+	// (mailbox.RunRecord.Briefing).
+	Briefing string `json:"briefing,omitempty"`
 
 	// Set by the supervisor process itself, never by the spawner: its own
 	// executable (to start the guard), its environment, and its tmux pane.
@@ -256,7 +259,7 @@ func Supervise(ctx context.Context, spec Spec, db *mailbox.DB, stdout, stderr io
 		return 1, fmt.Errorf("agent not started: %w", err)
 	}
 	spec.step(StepAfterRecord)
-	rec := mailbox.RunRecord{Team: spec.Team, Name: spec.Name, Run: spec.Run, Type: spec.Type, StartedAt: time.Now()}
+	rec := mailbox.RunRecord{Team: spec.Team, Name: spec.Name, Run: spec.Run, Type: spec.Type, StartedAt: time.Now(), Briefing: spec.Briefing}
 	recordRun(db, spec, rec)
 	// With a structured stream, the agent's stdout is a pipe the supervisor
 	// reads; what it makes readable goes where the output would have gone.

@@ -46,8 +46,8 @@ func Failure(end string) bool {
 // agent's record: a limit end parks it (until resets, or for Backoff of
 // its limit ends in a row, measured on the database's clock), any other
 // end clears the count of limit ends; a re-spawn by resume (ResumeOf set)
-// that failed adds one to its failed re-spawns, one that did not clears
-// them. Each run's end counts once (a retried write changes nothing), and
+// that failed (other than on a limit, which leaves the count as it is)
+// adds one to its failed re-spawns, one that did not clears them. Each run's end counts once (a retried write changes nothing), and
 // an end of a run the record no longer names changes nothing.
 func (d *DB) SettleEnd(ctx context.Context, team, name, run, end string, resets *time.Time) error {
 	a, err := d.Agent(ctx, team, name)
@@ -76,6 +76,9 @@ func (d *DB) SettleEnd(ctx context.Context, team, name, run, end string, resets 
 	switch {
 	case a.ResumeOf == "":
 		failures = 0
+	case limits > 0:
+		// A limit is no crash: the park is extended (backed off further),
+		// and the count of failures stays as it was.
 	case Failure(end):
 		failures++
 	default:

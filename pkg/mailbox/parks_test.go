@@ -50,17 +50,25 @@ func testParks(t *testing.T, be backend) {
 	}
 
 	// No reset: the second limit end in a row backs off 2 min, and says so.
+	// A limit end of a re-spawn extends the park: it is no failure.
 	launch("r2", "park of run r1")
 	settle("r2", "usage-limit", nil)
-	if a := read(); a.ParkBackoff != 2*time.Minute || a.LimitEnds != 2 || a.RespawnFailures != 1 || a.ParkedUntil == nil {
+	if a := read(); a.ParkBackoff != 2*time.Minute || a.LimitEnds != 2 || a.RespawnFailures != 0 || a.ParkedUntil == nil {
 		t.Fatalf("after a limit end without a reset: %+v", a)
 	}
+	launch("r2b", "park of run r2")
+	settle("r2b", "usage-limit", nil)
+	if a := read(); a.ParkBackoff != 4*time.Minute || a.LimitEnds != 3 || a.RespawnFailures != 0 || a.ParkedUntil == nil {
+		t.Fatalf("after a third limit end without a reset: %+v", a)
+	}
 
-	// Two more failed re-spawns: failing. A rate limit without a reset does
-	// not park.
-	launch("r3", "park of run r2")
+	// Three failed re-spawns: failing. A rate limit without a reset does
+	// not park, and counts.
+	launch("r3", "park of run r2b")
 	settle("r3", "rate-limited", nil)
-	launch("r4", "park of run r3")
+	launch("r3b", "ask 1 resume 1")
+	settle("r3b", "model-error", nil)
+	launch("r4", "ask 2 resume 1")
 	settle("r4", "crashed", nil)
 	if a := read(); a.ParkedUntil != nil || a.LimitEnds != 0 || a.RespawnFailures != 3 {
 		t.Fatalf("after three failed re-spawns: %+v", a)

@@ -43,10 +43,14 @@ type RunRecord struct {
 	ResetsAt  *time.Time `json:"resets_at"`
 	Tokens    Tokens     `json:"tokens"`
 	CostUSD   *float64   `json:"cost_usd"`
+	// Briefing is how a re-spawn was briefed: "continued" (its CLI's
+	// session, with only what is new), "full: <why>" (it fell back to the
+	// full briefing), "" for a person's spawn.
+	Briefing string `json:"briefing"`
 }
 
 const runCols = `team, name, run, type, started_at, ended_at, ending, detail, exit_code, session, resets_at,
-	tokens_input, tokens_output, tokens_cache_read, tokens_cache_write, cost_usd`
+	tokens_input, tokens_output, tokens_cache_read, tokens_cache_write, cost_usd, briefing`
 
 func nullNanos(t *time.Time) any {
 	if t == nil {
@@ -64,21 +68,21 @@ func (r RunRecord) args() []any {
 		cost = *r.CostUSD
 	}
 	return []any{r.Team, r.Name, r.Run, r.Type, nanos(r.StartedAt), nullNanos(r.EndedAt), r.End, r.Detail, code, r.Session,
-		nullNanos(r.ResetsAt), r.Tokens.Input, r.Tokens.Output, r.Tokens.CacheRead, r.Tokens.CacheWrite, cost}
+		nullNanos(r.ResetsAt), r.Tokens.Input, r.Tokens.Output, r.Tokens.CacheRead, r.Tokens.CacheWrite, cost, r.Briefing}
 }
 
 // RecordRun stores r, replacing the record of the same run: the supervisor
 // writes it when the run starts and again when it ends. A start (no End)
 // keeps the end SetRunEnd gave a run it reached first.
 func (d *DB) RecordRun(ctx context.Context, r RunRecord) error {
-	_, err := d.db.ExecContext(ctx, `INSERT INTO runs (`+runCols+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+	_, err := d.db.ExecContext(ctx, `INSERT INTO runs (`+runCols+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 		ON CONFLICT (team, run) DO UPDATE SET name = excluded.name, type = excluded.type, started_at = excluded.started_at,
 		  ended_at = excluded.ended_at, exit_code = excluded.exit_code,
 		  ending = CASE WHEN excluded.ending = '' THEN runs.ending ELSE excluded.ending END,
 		  detail = CASE WHEN excluded.ending = '' THEN runs.detail ELSE excluded.detail END,
 		  session = excluded.session, resets_at = excluded.resets_at, tokens_input = excluded.tokens_input,
 		  tokens_output = excluded.tokens_output, tokens_cache_read = excluded.tokens_cache_read,
-		  tokens_cache_write = excluded.tokens_cache_write, cost_usd = excluded.cost_usd`, r.args()...)
+		  tokens_cache_write = excluded.tokens_cache_write, cost_usd = excluded.cost_usd, briefing = excluded.briefing`, r.args()...)
 	return d.fail("record run", err)
 }
 
@@ -177,7 +181,7 @@ func (d *DB) queryRuns(ctx context.Context, q string, args ...any) ([]RunRecord,
 		var started, ended, code, resets sql.NullInt64
 		var cost sql.NullFloat64
 		if err := rows.Scan(&r.Team, &r.Name, &r.Run, &r.Type, &started, &ended, &r.End, &r.Detail, &code, &r.Session, &resets,
-			&r.Tokens.Input, &r.Tokens.Output, &r.Tokens.CacheRead, &r.Tokens.CacheWrite, &cost); err != nil {
+			&r.Tokens.Input, &r.Tokens.Output, &r.Tokens.CacheRead, &r.Tokens.CacheWrite, &cost, &r.Briefing); err != nil {
 			return nil, d.fail("list runs", err)
 		}
 		r.StartedAt = fromNanos(started)

@@ -84,6 +84,9 @@ type Request struct {
 	// supervisor records as delivered before it starts the agent.
 	Run string
 	Ask int64
+	// Continue, for a re-spawn, asks to continue the last run's CLI
+	// session (session.go); nil for a person's spawn.
+	Continue *Continuation
 	// Timeout overrides the handshake wait when > 0.
 	Timeout time.Duration
 	// Replace stops a live agent of the same name first.
@@ -368,21 +371,18 @@ func (j *job) writeRun() error {
 	if err != nil {
 		return err
 	}
-	if err := os.WriteFile(j.promptFile, []byte(text), 0o600); err != nil {
-		return fmt.Errorf("write briefing: %w", err)
-	}
 	typeDir, err := t.Materialize(filepath.Join(req.StateDir, "types"))
 	if err != nil {
 		return err
 	}
 	vars := agenttype.Vars{Name: req.Name, Team: req.Team, Workdir: req.Workdir, TypeDir: typeDir, PromptFile: j.promptFile,
 		Ready: cmds.Ready, Inbox: cmds.Inbox, Ask: cmds.Ask}
-	if t.Conf.Boot == agenttype.BootArgv {
-		vars.Prompt = text
-	}
-	argv, err := t.Conf.Argv(vars)
+	text, argv, note, err := j.brief(text, briefing.WithDefaults(cmds), vars)
 	if err != nil {
 		return fmt.Errorf("type %s: %w", t.Name, err)
+	}
+	if err := os.WriteFile(j.promptFile, []byte(text), 0o600); err != nil {
+		return fmt.Errorf("write briefing: %w", err)
 	}
 	hookArgs, err := stopHookArgs(t.Conf, base, cmds, req.Team, req.Name)
 	if err != nil {
@@ -403,7 +403,7 @@ func (j *job) writeRun() error {
 	}
 	j.spec = launch.Spec{Argv: argv, Env: j.env, Dir: req.Workdir, Log: j.logFile, DB: j.dbPath, Team: req.Team, Name: req.Name, Run: j.run,
 		Host: req.Host, Heartbeat: req.Heartbeat, Grace: req.Grace, Tmux: t.Conf.Launch == agenttype.LaunchTmux, Ask: req.Ask,
-		Type: t.Name, Output: t.Conf.Output, Budget: j.budget}
+		Type: t.Name, Output: t.Conf.Output, Budget: j.budget, Briefing: note}
 	if t.Conf.Boot == agenttype.BootStdin {
 		j.spec.Stdin = j.promptFile
 	}

@@ -287,6 +287,9 @@ func spawner(env *command.Env, db *mailbox.DB, base spawn.Request) escalate.Spaw
 			return escalate.SpawnResult{}, err
 		}
 		r.Budget = ag.Budget
+		if c := req.Continue; c != nil {
+			r.Continue = &spawn.Continuation{Session: c.Session, Why: c.Why, News: c.News}
+		}
 		res, err := spawn.Spawn(ctx, db, agenttype.NewFinder(env.Getenv), r)
 		if errors.Is(err, spawn.ErrAlive) {
 			err = fmt.Errorf("%w: %w", escalate.ErrAgentBusy, err)
