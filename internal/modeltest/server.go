@@ -68,6 +68,15 @@ func (c *Conversation) user(text string) {
 	}
 }
 
+// current is what the model works from now: the briefing and every result,
+// or in a continued session the continuing prompt and the results since it.
+func (c Conversation) current() (prompt string, results []string) {
+	if c.Continued != "" {
+		return c.Continued, c.Results[c.Since:]
+	}
+	return c.Briefing, c.Results
+}
+
 // Turn is what the model answers: a shell command to run, or else a text
 // that ends the agent's turn.
 type Turn struct {

@@ -45,12 +45,9 @@ var (
 // In a continued session it follows the continuing prompt the same way,
 // counting only the results since it.
 func Teamkit(c Conversation) Turn {
-	b, results := c.Briefing, c.Results
-	ready, inbox, ask := find(readyRe, b, "ready"), find(inboxRe, b, "inbox"), find(askRe, b, "ask")
-	if c.Continued != "" {
-		b, results = c.Continued, c.Results[c.Since:]
-		ready, inbox = find(readyRe, b, ready), find(inboxRe, b, inbox)
-	}
+	ask := find(askRe, c.Briefing, "ask")
+	b, results := c.current()
+	ready, inbox := find(readyRe, b, find(readyRe, c.Briefing, "ready")), find(inboxRe, b, find(inboxRe, c.Briefing, "inbox"))
 	answer, answered := Answer(b)
 	switch len(results) {
 	case 0:
@@ -192,11 +189,13 @@ const BusyTurns = 12
 
 // Busy is a model whose agent marks ready, then works for BusyTurns more
 // model turns (a harmless command each), each reporting the server's usage,
-// then ends: a run whose usage grows turn by turn, for budgets.
+// then ends: a run whose usage grows turn by turn, for budgets. A continued
+// session does the same again from its continuing prompt.
 func Busy(c Conversation) Turn {
-	switch n := len(c.Results); {
+	b, results := c.current()
+	switch n := len(results); {
 	case n == 0:
-		return Turn{Command: find(readyRe, c.Briefing, "ready") + " mark"}
+		return Turn{Command: find(readyRe, b, find(readyRe, c.Briefing, "ready")) + " mark"}
 	case n <= BusyTurns:
 		return Turn{Command: "echo turn " + strconv.Itoa(n)}
 	}
