@@ -208,7 +208,7 @@ func Supervise(ctx context.Context, spec Spec, db *mailbox.DB, stdout, stderr io
 	announce(spec)
 	path, err := LookPath(spec.Argv[0], spec.Env)
 	if err != nil {
-		recordExit(db, spec, 127)
+		recordExit(db, spec, 127, nil)
 		return 127, err
 	}
 	cmd := &exec.Cmd{Path: path, Args: spec.Argv, Env: spec.Env, Dir: spec.Dir, Stdout: stdout, Stderr: stderr, Stdin: stdin}
@@ -218,7 +218,7 @@ func Supervise(ctx context.Context, spec Spec, db *mailbox.DB, stdout, stderr io
 	if spec.Stdin != "" {
 		f, err := os.Open(spec.Stdin)
 		if err != nil {
-			recordExit(db, spec, 127)
+			recordExit(db, spec, 127, nil)
 			return 127, fmt.Errorf("open briefing for stdin: %w", err)
 		}
 		defer f.Close()
@@ -286,8 +286,7 @@ func Supervise(ctx context.Context, spec Spec, db *mailbox.DB, stdout, stderr io
 		guard.release()
 		ended, code := time.Now(), 127
 		rec.EndedAt, rec.ExitCode, rec.End, rec.Detail = &ended, &code, runstream.EndCrashed, text.OneLine(fmt.Sprintf("start %s: %v", spec.Argv[0], err))
-		recordRun(db, spec, rec)
-		recordExit(db, spec, 127)
+		recordExit(db, spec, 127, &rec)
 		return 127, fmt.Errorf("start %s: %w", spec.Argv[0], err)
 	}
 	guard.started()
@@ -387,8 +386,7 @@ func Supervise(ctx context.Context, spec Spec, db *mailbox.DB, stdout, stderr io
 	exitNote(spec, fmt.Sprintf("agent %s/%s run %s exited with code %d", spec.Team, spec.Name, spec.Run, code), stdout)
 	note(spec, "run %s ended: %s", spec.Run, strings.TrimSuffix(rec.End+": "+rec.Detail, ": "))
 	// The record comes before the exit, which is what spawn waits for.
-	recordRun(db, spec, rec)
-	recordExit(db, spec, code)
+	recordExit(db, spec, code, &rec)
 	// What the agent left running is stopped here, unless its stopper
 	// does it: one scan of every process (stat and environment) is cheap,
 	// but a fleet's supervisors stopped at once, each scanning a /proc
@@ -492,32 +490,69 @@ func note(spec Spec, format string, args ...any) {
 	fmt.Fprintf(f, "teamkit: "+format+"\n", args...)
 }
 
-// recordExit stores the exit code. It uses a fresh context, since the run is
-// over even when the supervisor was told to stop, and retries: the exit
-// record is how spawn and stale learn the agent is gone. When the mailbox
-// stays out of reach (an outage longer than the retries' 3 s), the code is
-// spooled beside the run's files (SpoolPath) for the next command that reads
-// the roster on this host to record (RecordSpooled), so it is never lost.
-func recordExit(db *mailbox.DB, spec Spec, code int) {
-	if recordEnd(db, spec, &code) == nil || spec.Log == "" {
+// recordExit stores the run's end: its record (rec, nil for a run that
+// never started) with the park the end implies, then the exit code. It uses
+// a fresh context, since the run is over even when the supervisor was told
+// to stop, and retries: the exit record is how spawn and stale learn the
+// agent is gone. When the mailbox stays out of reach (an outage longer than
+// the retries' few seconds), the record and the code are spooled beside the
+// run's files (SpoolPath) for the next command that reads the roster on
+// this host to record (RecordSpooled), so neither is ever lost.
+func recordExit(db *mailbox.DB, spec Spec, code int, rec *mailbox.RunRecord) {
+	recorded := rec == nil || recordRun(db, spec, *rec)
+	if recordEnd(db, spec, &code) == nil && recorded || spec.Log == "" {
 		return
 	}
 	path := SpoolPath(filepath.Dir(spec.Log), spec.Run)
-	if err := os.WriteFile(path, []byte(strconv.Itoa(code)+"\n"), 0o600); err != nil {
-		note(spec, "could not spool the exit code either: %v", err)
+	if err := spool(path, spooled{ExitCode: code, Run: rec}); err != nil {
+		note(spec, "could not spool the run's end either: %v", err)
 		return
 	}
-	note(spec, "exit code %d spooled in %s, to be recorded once the mailbox is back", code, path)
+	note(spec, "exit code %d and the run's record spooled in %s, to be recorded once the mailbox is back", code, path)
 }
 
-// SpoolPath is where a run's exit code waits when the supervisor could not
+// spooled is what a spool file holds: the exit code, and the run's record
+// when the run started (the record holds no secret: what spawn runs shows).
+type spooled struct {
+	ExitCode int                `json:"exit_code"`
+	Run      *mailbox.RunRecord `json:"run,omitempty"`
+}
+
+// spool writes s to path, private, atomically: a reader sees the whole
+// file or none (the temporary's name does not end in ".exit").
+func spool(path string, s spooled) error {
+	data, err := json.Marshal(s)
+	if err != nil {
+		return err
+	}
+	f, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+"-*")
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(append(data, '\n'))
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(f.Name(), path)
+	}
+	if err != nil {
+		os.Remove(f.Name())
+	}
+	return err
+}
+
+// SpoolPath is where a run's end waits when the supervisor could not
 // record it: "<run>.exit" among the run's files in its agent's run directory.
 func SpoolPath(runDir, run string) string { return filepath.Join(runDir, run+".exit") }
 
-// RecordSpooled records every exit code spooled under runsDir for team
-// (runsDir/team/<agent>/<run>.exit) and removes each file once recorded; one
-// that cannot be recorded yet stays for the next try. A code for a run the
-// record no longer names changes nothing (SetAgentState ignores older runs).
+// RecordSpooled records every run end spooled under runsDir for team
+// (runsDir/team/<agent>/<run>.exit): the run's record and the park its end
+// implies, then the exit code, as the supervisor would have; it removes
+// each file once recorded, and leaves one that cannot be recorded yet for
+// the next try. An end for a run the agent's record no longer names changes
+// only that run's record (SettleEnd and SetAgentState ignore older runs).
+// A file holding only a number is an exit code spooled by an older teamkit.
 func RecordSpooled(ctx context.Context, db *mailbox.DB, runsDir, team string) {
 	files, _ := filepath.Glob(filepath.Join(runsDir, team, "*", "*.exit"))
 	for _, f := range files {
@@ -525,12 +560,19 @@ func RecordSpooled(ctx context.Context, db *mailbox.DB, runsDir, team string) {
 		if err != nil {
 			continue
 		}
-		code, err := strconv.Atoi(strings.TrimSpace(string(data)))
-		if err != nil {
+		var s spooled
+		if code, err := strconv.Atoi(strings.TrimSpace(string(data))); err == nil {
+			s.ExitCode = code
+		} else if json.Unmarshal(data, &s) != nil {
 			continue
 		}
 		name, run := filepath.Base(filepath.Dir(f)), strings.TrimSuffix(filepath.Base(f), ".exit")
-		if db.SetAgentState(ctx, team, name, run, mailbox.StateExited, 0, &code) == nil {
+		if r := s.Run; r != nil {
+			if db.RecordRun(ctx, *r) != nil || r.End != "" && db.SettleEnd(ctx, r.Team, r.Name, r.Run, r.End, r.ResetsAt) != nil {
+				continue
+			}
+		}
+		if db.SetAgentState(ctx, team, name, run, mailbox.StateExited, 0, &s.ExitCode) == nil {
 			os.Remove(f)
 		}
 	}

@@ -95,15 +95,17 @@ func (s *stream) fill(rec *mailbox.RunRecord, code int) {
 	}
 }
 
-// recordRun stores the run's record, retried like the run's end; a record
-// that cannot be written is noted in the log.
-func recordRun(db *mailbox.DB, spec Spec, rec mailbox.RunRecord) {
+// recordRun stores the run's record, retried like the run's end, and
+// reports whether it and the park its end implies were recorded; what
+// cannot be written is noted in the log.
+func recordRun(db *mailbox.DB, spec Spec, rec mailbox.RunRecord) bool {
 	err := retry(EndPatience, func(ctx context.Context) error { return db.RecordRun(ctx, rec) })
 	if err != nil {
 		note(spec, "could not record the run: %v", err)
+		return false
 	}
 	if rec.End == "" {
-		return
+		return true
 	}
 	// The end parks the agent, or counts toward failing (mailbox.SettleEnd).
 	err = retry(EndPatience, func(ctx context.Context) error {
@@ -112,6 +114,7 @@ func recordRun(db *mailbox.DB, spec Spec, rec mailbox.RunRecord) {
 	if err != nil {
 		note(spec, "could not record the agent's park: %v", err)
 	}
+	return err == nil
 }
 
 func (s *stream) copy(src io.Reader, raw, text io.Writer) {

@@ -38,12 +38,18 @@ type geminiEvent struct {
 }
 
 // apiError reads gemini's "[API Error: {"error":{"code":401,…}}]" as its
-// status and "API error 401 UNAUTHENTICATED: <message>"; any other text is
-// returned as it is.
+// status and "API error 401 UNAUTHENTICATED: <message>", and the text of an
+// error gemini gave up retrying ("[API Error: Resource has been exhausted
+// (e.g. check quota).\nSuggested retry after 20s.]\nPlease wait…", after
+// minutes of a 429) as "API error: <text>"; any other text is returned as
+// it is.
 func apiError(s string) (int, string) {
 	inner, ok := strings.CutPrefix(s, "[API Error: ")
 	if !ok {
 		return 0, s
+	}
+	if !strings.HasPrefix(inner, "{") {
+		return 0, "API error: " + inner
 	}
 	var e struct {
 		Error struct {

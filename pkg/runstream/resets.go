@@ -12,8 +12,9 @@ var (
 	// codex: "… or try again at 3:11 AM." (the host's local time), or
 	// "… try again at Dec 5th, 2026 3:11 AM."
 	clockRe = regexp.MustCompile(`(?i)try again at (?:[A-Z][a-z]{2} \d{1,2}(?:st|nd|rd|th)?,? \d{4} )?(\d{1,2}):(\d{2})\s*([AP]M)?`)
-	// "try again in 20s", "retry in 1m30s", "retryDelay":"20s"
-	inRe = regexp.MustCompile(`(?i)(?:again in|retry in|retryDelay\\?"\s*:\s*\\?")\s*((?:\d+(?:\.\d+)?(?:ms|h|m|s))+)`)
+	// "try again in 20s", "retry in 1m30s", "retryDelay":"20s", gemini's
+	// "Suggested retry after 20s."
+	inRe = regexp.MustCompile(`(?i)(?:again in|retry (?:in|after)|retryDelay\\?"\s*:\s*\\?")\s*((?:\d+(?:\.\d+)?(?:ms|h|m|s))+)`)
 )
 
 // resetFromText finds a reset time in an error's text, nil when it has

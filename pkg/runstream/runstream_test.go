@@ -57,6 +57,8 @@ func TestStreams(t *testing.T) {
 			tokens: Tokens{Input: 3000, Output: 150, CacheRead: 900}, end: EndDone, log: []string{"$ echo hello-from-tool", "hello-from-tool", "All done."}},
 		{format: Gemini, file: "gemini-401.jsonl", session: "933a193c-204f-475f-a7c8-1d729046585c", end: EndFailedAuth,
 			detail: "API error 401 UNAUTHENTICATED: Request had invalid authentication credentials"},
+		{format: Gemini, file: "gemini-429.jsonl", session: "21962043-a11b-4315-a9f9-1a6c31a32bc6", end: EndUsageLimit,
+			detail: "API error: Resource has been exhausted (e.g. check quota).", resets: now.Add(time.Second)},
 		{format: OpenCode, file: "opencode-ok.jsonl", session: "ses_dc0f72096ffe5y4FvRhu5z9jb2", tokens: two, cost: true, end: EndDone,
 			log: []string{"$ echo hello-from-tool", "hello-from-tool", "All done."}},
 		{format: OpenCode, file: "opencode-401.jsonl", session: "ses_dc0f6af6affecwQ2SBJbmFLL27", end: EndFailedAuth, detail: "invalid x-api-key"},

@@ -47,6 +47,7 @@ import (
 	"github.com/teamkit/teamkit/internal/command"
 	"github.com/teamkit/teamkit/pkg/agenttype"
 	"github.com/teamkit/teamkit/pkg/escalate"
+	"github.com/teamkit/teamkit/pkg/launch"
 	"github.com/teamkit/teamkit/pkg/mailbox"
 	"github.com/teamkit/teamkit/pkg/roster"
 	"github.com/teamkit/teamkit/pkg/spawn"
@@ -146,7 +147,10 @@ type Options struct {
 	Heartbeat time.Duration
 	// MaxRunning is this host's cap (TEAMKIT_MAX_AGENTS), 0 for none.
 	MaxRunning int
-	Hooks      Hooks
+	// RunsDir holds the mailbox's run files on this host, where a run's
+	// end may wait out an outage (launch.RecordSpooled).
+	RunsDir string
+	Hooks   Hooks
 }
 
 func run(c *cli.Context, env *command.Env, h Hooks) error {
@@ -198,12 +202,16 @@ func parseResume(c *cli.Context, env *command.Env, h Hooks) (*Options, error) {
 		return nil, err
 	}
 	o.DBPath, _ = command.DBPath(c, env)
+	o.RunsDir = command.RunsDir(c, env)
 	return o, nil
 }
 
 // run is one pass, or with Watch a pass every Interval until ctx ends.
 func (o *Options) run(ctx context.Context, env *command.Env, db *mailbox.DB) error {
 	command.NoteUnknownTeam(ctx, env, "resume", db, o.Team)
+	// A run's end spooled through an outage is recorded before a pass
+	// reads the roster: its park (or its exit) then counts in the pass.
+	launch.RecordSpooled(ctx, db, o.RunsDir, o.Team)
 	base := spawn.Request{
 		MaxRunning: o.MaxRunning, // a re-spawn waits for a slot like any spawn
 		DBPath:     o.DBPath, StateDir: filepath.Join(command.StateHome(env), "teamkit"), Environ: env.Environ(),
@@ -243,7 +251,9 @@ func (o *Options) run(ctx context.Context, env *command.Env, db *mailbox.DB) err
 		r.Sleep = func(ctx context.Context, d time.Duration) error {
 			stop := command.Progress(env, fmt.Sprintf("resume: watching team %s; next pass in %s, waited", o.Team, d))
 			defer stop()
-			return wait.Sleep(ctx, d)
+			err := wait.Sleep(ctx, d)
+			launch.RecordSpooled(ctx, db, o.RunsDir, o.Team)
+			return err
 		}
 		err := r.Watch(ctx, o.Interval)
 		if serr := stopSlack(); serr != nil {
