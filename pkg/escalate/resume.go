@@ -683,7 +683,9 @@ func (p *pass) respawn(a mailbox.Ask, in mailbox.ResumeIntent) error {
 	}
 	if now.ResumedRun != "" {
 		p.r.crash(CrashAfterSpawn)
-		if err != nil || now.ResumedRun != run {
+		// The answer went with the run spawn reports: run, or the run it
+		// launched instead when run's session was gone (spawn.fallBack).
+		if err != nil || now.ResumedRun != res.Run {
 			// Spawn failed after the agent started (a database error while
 			// it waited for the mark): the answer was delivered all the
 			// same, and must not be delivered again.

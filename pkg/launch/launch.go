@@ -352,6 +352,7 @@ func Supervise(ctx context.Context, spec Spec, db *mailbox.DB, stdout, stderr io
 	if st != nil {
 		// The stream's last events come just before the CLI exits.
 		st.wait(2 * time.Second)
+		st.stderrAtEnd(spec.Log, code)
 		st.fill(&rec, code)
 		if budget == "" && rec.End == runstream.EndDone && st.overAtEnd() {
 			failed, budget = true, budgetReached(db, spec, st)

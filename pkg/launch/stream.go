@@ -95,6 +95,34 @@ func (s *stream) fill(rec *mailbox.RunRecord, code int) {
 	}
 }
 
+// stderrTail is how much of the log's end stderrAtEnd reads.
+const stderrTail = 8 << 10
+
+// stderrAtEnd reads the end of the run's log, where the CLI's standard
+// error went, for a failure its stream did not carry (codex says only there
+// that the session it was to resume is gone: runstream.Reader.Stderr). It
+// reads only when the run failed and its stream said nothing of why.
+func (s *stream) stderrAtEnd(log string, code int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if code == 0 || log == "" || s.r.Failure != nil {
+		return
+	}
+	f, err := os.Open(log)
+	if err != nil {
+		return
+	}
+	defer f.Close()
+	buf := make([]byte, stderrTail)
+	n, _ := f.ReadAt(buf, 0)
+	if st, err := f.Stat(); err == nil && st.Size() > stderrTail {
+		n, _ = f.ReadAt(buf, st.Size()-stderrTail)
+	}
+	for _, l := range strings.Split(string(buf[:n]), "\n") {
+		s.r.Stderr(l)
+	}
+}
+
 // recordRun stores the run's record, retried like the run's end, and
 // reports whether it and the park its end implies were recorded; what
 // cannot be written is noted in the log.

@@ -56,7 +56,29 @@ const (
 	EndStopped     = "stopped"
 	EndTimeout     = "timeout"
 	EndBudget      = "budget"
+	// EndSessionGone: the run was to continue a CLI session the CLI no
+	// longer has (SessionGone); it ended before its model was asked
+	// anything.
+	EndSessionGone = "session-gone"
 )
+
+// SessionGone reports whether msg is a CLI saying the session it was told
+// to resume does not exist: claude 2.1.197 "No conversation found with
+// session ID: <id>" (its stream's result, and stderr), codex 0.171.0 "no
+// rollout found for thread id <id>" (stderr only: its --json stream stays
+// empty).
+func SessionGone(msg string) bool {
+	low := strings.ToLower(msg)
+	return strings.Contains(low, "no conversation found with session id") || strings.Contains(low, "no rollout found for thread id")
+}
+
+// Stderr reads a line the CLI wrote on its standard error, for what the
+// stream does not carry: a session the CLI no longer has (SessionGone).
+func (r *Reader) Stderr(line string) {
+	if r != nil && r.Failure == nil && SessionGone(line) {
+		r.fail(EndSessionGone, line, nil)
+	}
+}
 
 // Tokens is the model's token usage: input that was not read from a cache,
 // output, and the input read from and written to the provider's prompt
@@ -208,6 +230,8 @@ func (r *Reader) succeeded() {
 func (r *Reader) classify(status int, msg string) {
 	low := strings.ToLower(msg)
 	switch {
+	case SessionGone(msg):
+		r.fail(EndSessionGone, msg, nil)
 	case status == 401 || status == 403 || strings.Contains(low, "401 unauthorized") || strings.Contains(low, "authentication_failed") ||
 		strings.Contains(low, "unauthenticated") || strings.Contains(low, "invalid x-api-key") || strings.Contains(low, "incorrect api key") ||
 		strings.Contains(low, "not logged in") || strings.Contains(low, "invalid api key"):

@@ -150,3 +150,22 @@ func TestEnds(t *testing.T) {
 		t.Errorf("detail holds an escape: %q", d)
 	}
 }
+
+// TestSessionGone: a session the CLI no longer has ends the run
+// session-gone, from claude's stream (its real result event, claude 2.1.197)
+// and from codex's stderr (codex 0.171.0 prints nothing on --json).
+func TestSessionGone(t *testing.T) {
+	r, _ := read(t, Claude, "claude-gone.jsonl", time.Now())
+	if end, detail := r.End(1); end != EndSessionGone || !strings.Contains(detail, "No conversation found") {
+		t.Errorf("claude: end %q %q, want %s", end, detail, EndSessionGone)
+	}
+	c := New(Codex, nil)
+	c.Stderr("WARNING: proceeding, even though we could not create PATH aliases")
+	c.Stderr("Error: thread/resume: thread/resume failed: no rollout found for thread id 3f0e7d6a-1111-4222-8333-444455556666 (code -32600)")
+	if end, _ := c.End(1); end != EndSessionGone {
+		t.Errorf("codex: end %q, want %s", end, EndSessionGone)
+	}
+	if end, _ := New(Codex, nil).End(1); end != EndCrashed {
+		t.Errorf("codex without the message: end %q, want %s", end, EndCrashed)
+	}
+}

@@ -1,11 +1,15 @@
 package spawn
 
 import (
+	"context"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/teamkit/teamkit/pkg/agenttype"
 	"github.com/teamkit/teamkit/pkg/briefing"
+	"github.com/teamkit/teamkit/pkg/mailbox"
+	"github.com/teamkit/teamkit/pkg/runstream"
 )
 
 // Continuation asks a re-spawn (an answer, a park's end, a wake, a budget
@@ -45,6 +49,39 @@ func (j *job) brief(full string, cmds briefing.Commands, vars agenttype.Vars) (t
 	}
 	argv, err = j.t.Conf.Argv(vars)
 	return full, argv, note, err
+}
+
+// fallBack launches the agent again with the full briefing when the run
+// that was to continue a session ended because its CLI no longer has that
+// session (runstream.EndSessionGone): the CLI ended before it asked its
+// model anything. The new run's record says "full: session S is gone". An
+// answer the gone run carried goes to the new run: the gone run gives it
+// back (launching R again) and the new one replaces it as the launch, so
+// the answer is delivered once, by the run that showed it to the agent.
+func (j *job) fallBack(ctx context.Context, db *mailbox.DB, res Result) (Result, error) {
+	c := j.req.Continue
+	if c == nil || c.Session == "" || res.Status != StatusExited || res.Record == nil || res.Record.End != runstream.EndSessionGone {
+		return res, nil
+	}
+	gone := j.run
+	j.req.Run = NewRun(time.Now())
+	if j.req.Ask > 0 {
+		if err := db.UnstartRun(ctx, j.req.Ask, gone); err != nil {
+			return res, err
+		}
+		if ok, err := db.LaunchAnswer(ctx, j.req.Ask, j.req.Run); err != nil || !ok {
+			// Delivered by another launch: nothing more to carry.
+			return res, err
+		}
+	}
+	j.req.Continue = &Continuation{Why: fmt.Sprintf("session %s is gone", c.Session)}
+	if err := j.writeRun(); err != nil {
+		return Result{}, err
+	}
+	if err := j.record(ctx, db); err != nil {
+		return Result{}, err
+	}
+	return j.start(ctx, db)
 }
 
 // continued is the prompt of a run that continues its session: the

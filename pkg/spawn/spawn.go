@@ -199,7 +199,10 @@ func Spawn(ctx context.Context, db *mailbox.DB, finder agenttype.Finder, req Req
 	if err := j.record(ctx, db); err != nil {
 		return Result{}, err
 	}
-	return j.start(ctx, db)
+	if res, err = j.start(ctx, db); err != nil {
+		return res, err
+	}
+	return j.fallBack(ctx, db, res)
 }
 
 // queued is the rest of a spawn under a cap: it waits in its host's queue
