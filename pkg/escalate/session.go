@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/teamkit/teamkit/pkg/mailbox"
+	"github.com/teamkit/teamkit/pkg/runstream"
 )
 
 // Sessions kept: every re-spawn of a pass (an answer, a park's end, a
@@ -24,8 +25,8 @@ type Continuation struct {
 const NewsLimitReset = "The usage or rate limit that stopped your last run has reset: carry on with your task where you left off."
 
 // continuation is the request to continue agent a's last session with
-// news: none when the last run recorded no session, or ran on another
-// host (its CLI keeps sessions on that host's disk).
+// news: none when the last run recorded no session, found its session
+// gone, or ran on another host (its CLI keeps sessions on that host's disk).
 func (p *pass) continuation(a mailbox.Agent, news string) (*Continuation, error) {
 	c := &Continuation{News: news}
 	if a.Host != p.r.Host {
@@ -38,6 +39,9 @@ func (p *pass) continuation(a mailbox.Agent, news string) (*Continuation, error)
 		c.Why = fmt.Sprintf("the last run %s recorded no session", a.Run)
 	case err != nil:
 		return nil, err
+	case rec.End == runstream.EndSessionGone:
+		// A spawn that did not fall back at once (queued, foreground).
+		c.Why = fmt.Sprintf("the last run %s found its session gone", a.Run)
 	default:
 		c.Session = rec.Session
 	}
