@@ -52,7 +52,7 @@ func budgetReached(db *mailbox.DB, spec Spec, st *stream) string {
 	detail := what + " reached: " + used + " used"
 	var ask mailbox.Ask
 	created := false
-	err := retry(EndPatience, func(ctx context.Context) error {
+	err := Retry(EndPatience, func(ctx context.Context) error {
 		a, err := db.Agent(ctx, spec.Team, spec.Name)
 		if err != nil {
 			return err

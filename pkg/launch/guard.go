@@ -152,7 +152,7 @@ func Guard(stdin io.Reader, open func(ctx context.Context, path string) (*mailbo
 		patience = GiveBackPatience // the answer is at stake, not only the record
 	}
 	var db *mailbox.DB
-	err = retry(patience, func(ctx context.Context) (err error) {
+	err = Retry(patience, func(ctx context.Context) (err error) {
 		db, err = open(ctx, gs.DB)
 		return err
 	})
@@ -165,7 +165,7 @@ func Guard(stdin io.Reader, open func(ctx context.Context, path string) (*mailbo
 		unstart(db, spec)
 	}
 	// The run's record would otherwise say it runs for ever.
-	retry(EndPatience, func(ctx context.Context) error {
+	Retry(EndPatience, func(ctx context.Context) error {
 		return db.SetRunEnd(ctx, runstream.EndCrashed, "its supervisor died; the guard stopped the run", mailbox.AgentRun{Team: gs.Team, Name: gs.Name, Run: gs.Run})
 	})
 	if err := recordEnd(db, spec, nil); err != nil {

@@ -253,7 +253,7 @@ func Supervise(ctx context.Context, spec Spec, db *mailbox.DB, stdout, stderr io
 		note(spec, "agent %s/%s run %s not started: %v", spec.Team, spec.Name, spec.Run, err)
 		if spec.Ask > 0 && !errors.Is(err, mailbox.ErrWithdrawn) {
 			// The commit may have landed with its acknowledgement lost.
-			retry(EndPatience, func(ctx context.Context) error { return db.UnstartRun(ctx, spec.Ask, spec.Run) })
+			Retry(EndPatience, func(ctx context.Context) error { return db.UnstartRun(ctx, spec.Ask, spec.Run) })
 		}
 		recordEnd(db, spec, nil)
 		return 1, fmt.Errorf("agent not started: %w", err)
@@ -372,7 +372,7 @@ func Supervise(ctx context.Context, spec Spec, db *mailbox.DB, stdout, stderr io
 		if stopping {
 			rec.End, rec.Detail = runstream.EndStopped, "stopped (SIGTERM to the supervisor)"
 		}
-		retry(EndPatience, func(ctx context.Context) error {
+		Retry(EndPatience, func(ctx context.Context) error {
 			prev, err := db.Run(ctx, spec.Team, spec.Run)
 			if err == nil && prev.End != "" {
 				rec.End, rec.Detail = prev.End, prev.Detail
@@ -581,7 +581,7 @@ func RecordSpooled(ctx context.Context, db *mailbox.DB, runsDir, team string) {
 
 // recordEnd records the run as exited, with code when known.
 func recordEnd(db *mailbox.DB, spec Spec, code *int) error {
-	err := retry(EndPatience, func(ctx context.Context) error {
+	err := Retry(EndPatience, func(ctx context.Context) error {
 		return db.SetAgentState(ctx, spec.Team, spec.Name, spec.Run, mailbox.StateExited, 0, code)
 	})
 	if err != nil {
@@ -604,7 +604,7 @@ func unstart(db *mailbox.DB, spec Spec) error {
 	if spec.Ask == 0 {
 		return nil
 	}
-	err := retry(GiveBackPatience, func(ctx context.Context) error { return db.UnstartRun(ctx, spec.Ask, spec.Run) })
+	err := Retry(GiveBackPatience, func(ctx context.Context) error { return db.UnstartRun(ctx, spec.Ask, spec.Run) })
 	if err != nil {
 		note(spec, "could not give back the answer to ask %d, which run %s never delivered: %v", spec.Ask, spec.Run, err)
 	} else {
@@ -613,11 +613,11 @@ func unstart(db *mailbox.DB, spec Spec) error {
 	return err
 }
 
-// retry runs write, each time with a fresh context (the run's end matters
+// Retry runs write, each time with a fresh context (the run's end matters
 // even when the supervisor was told to stop), until it succeeds or patience
 // has passed, backing off from 100 ms to 10 s: a database restarting or
 // briefly full is ridden out.
-func retry(patience time.Duration, write func(ctx context.Context) error) error {
+func Retry(patience time.Duration, write func(ctx context.Context) error) error {
 	deadline := time.Now().Add(patience)
 	for wait := 100 * time.Millisecond; ; wait = min(2*wait, 10*time.Second) {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)

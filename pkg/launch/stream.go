@@ -127,7 +127,7 @@ func (s *stream) stderrAtEnd(log string, code int) {
 // reports whether it and the park its end implies were recorded; what
 // cannot be written is noted in the log.
 func recordRun(db *mailbox.DB, spec Spec, rec mailbox.RunRecord) bool {
-	err := retry(EndPatience, func(ctx context.Context) error { return db.RecordRun(ctx, rec) })
+	err := Retry(EndPatience, func(ctx context.Context) error { return db.RecordRun(ctx, rec) })
 	if err != nil {
 		note(spec, "could not record the run: %v", err)
 		return false
@@ -136,7 +136,7 @@ func recordRun(db *mailbox.DB, spec Spec, rec mailbox.RunRecord) bool {
 		return true
 	}
 	// The end parks the agent, or counts toward failing (mailbox.SettleEnd).
-	err = retry(EndPatience, func(ctx context.Context) error {
+	err = Retry(EndPatience, func(ctx context.Context) error {
 		return db.SettleEnd(ctx, rec.Team, rec.Name, rec.Run, rec.End, rec.ResetsAt)
 	})
 	if err != nil {

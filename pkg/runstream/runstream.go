@@ -66,10 +66,13 @@ const (
 // to resume does not exist: claude 2.1.197 "No conversation found with
 // session ID: <id>" (its stream's result, and stderr), codex 0.171.0 "no
 // rollout found for thread id <id>" (stderr only: its --json stream stays
-// empty).
+// empty), gemini 0.61.0 "Error resuming session: No previous sessions found
+// for this project." (stderr, exit 42: as for a session its run recorded
+// from the stream's init but never saved, its first request having failed).
 func SessionGone(msg string) bool {
 	low := strings.ToLower(msg)
-	return strings.Contains(low, "no conversation found with session id") || strings.Contains(low, "no rollout found for thread id")
+	return strings.Contains(low, "no conversation found with session id") || strings.Contains(low, "no rollout found for thread id") ||
+		strings.Contains(low, "error resuming session: no previous sessions found")
 }
 
 // Stderr reads a line the CLI wrote on its standard error, for what the

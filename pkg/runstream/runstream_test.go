@@ -165,6 +165,11 @@ func TestSessionGone(t *testing.T) {
 	if end, _ := c.End(1); end != EndSessionGone {
 		t.Errorf("codex: end %q, want %s", end, EndSessionGone)
 	}
+	g := New(Gemini, nil)
+	g.Stderr("Error resuming session: No previous sessions found for this project.")
+	if end, _ := g.End(42); end != EndSessionGone {
+		t.Errorf("gemini: end %q, want %s", end, EndSessionGone)
+	}
 	if end, _ := New(Codex, nil).End(1); end != EndCrashed {
 		t.Errorf("codex without the message: end %q, want %s", end, EndCrashed)
 	}

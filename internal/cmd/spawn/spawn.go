@@ -478,8 +478,12 @@ func supervise(c *cli.Context, env *command.Env, h Hooks) error {
 	defer db.Close()
 	code, err := launch.Supervise(c.Context, spec, db, env.Stdout, env.Stderr, env.Stdin)
 	// The run's slot is free: the oldest launch queued on this host may
-	// start (a failure here is the queue's, whose waiters admit again).
-	spawn.Admit(context.WithoutCancel(c.Context), db, spec.Host, spec.Self)
+	// start. Launches queued with --no-wait have no spawn waiting to admit
+	// them, so a busy or briefly unreachable mailbox is ridden out as the
+	// run's end is: else the last of a burst could stay queued.
+	launch.Retry(launch.EndPatience, func(ctx context.Context) error {
+		return spawn.Admit(ctx, db, spec.Host, spec.Self)
+	})
 	if err != nil {
 		return err
 	}
