@@ -201,6 +201,9 @@ func LookPath(argv0 string, env []string) (string, error) {
 // not passed on: they come from the terminal (tmux, foreground) or are sent
 // to the process group, and so reach the agent already; passing them on
 // would deliver them twice, and some agent CLIs quit on a second Ctrl-C.
+// The one exception is a tmux window closing: its hangup reaches only the
+// supervisor (the session leader), so in tmux a SIGHUP stops the run too,
+// as closing a console window does on Windows.
 func Supervise(ctx context.Context, spec Spec, db *mailbox.DB, stdout, stderr io.Writer, stdin io.Reader) (int, error) {
 	if spec.Grace <= 0 {
 		spec.Grace = DefaultGrace
@@ -314,7 +317,7 @@ func Supervise(ctx context.Context, spec Spec, db *mailbox.DB, stdout, stderr io
 	for waiting := true; waiting; {
 		select {
 		case s := <-sigs:
-			if s == syscall.SIGTERM {
+			if s == syscall.SIGTERM || (s == syscall.SIGHUP && spec.Tmux) {
 				stop()
 			}
 		case <-tree.StopRequests():
