@@ -22,7 +22,6 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/urfave/cli/v2"
 
@@ -289,7 +288,7 @@ func (o *ListOptions) run(ctx context.Context, env *command.Env, db *mailbox.DB)
 	if o.JSON {
 		return command.JSONLines(env.Stdout, asks)
 	}
-	tw := tabwriter.NewWriter(env.Stdout, 0, 4, 2, ' ', 0)
+	tw := command.NewTable(env.Stdout)
 	fmt.Fprintln(tw, "ID\tAGENT\tKIND\tSTATE\tCHANNEL\tCREATED\tDECISION\tQUESTION")
 	for _, a := range asks {
 		_, channel, _ := escalate.Describe(o.Channels, a)

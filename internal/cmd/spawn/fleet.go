@@ -1,6 +1,7 @@
 package spawn
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"errors"
@@ -8,7 +9,6 @@ import (
 	"io"
 	"os"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -175,21 +175,22 @@ func (o *listOptions) print(ctx context.Context, env *command.Env, db *mailbox.D
 	}
 	now := env.Now()
 	if o.JSON {
+		out := bufio.NewWriter(w) // one write, not one per agent
 		for _, e := range entries {
 			l := toListed(team, e, now)
 			if r, ok := latest[e.Name]; ok {
 				l.Tokens, l.CostUSD = r.Tokens, r.CostUSD
 			}
-			if err := command.JSON(w, l); err != nil {
+			if err := command.JSON(out, l); err != nil {
 				return err
 			}
 		}
-		return nil
+		return out.Flush()
 	}
 	if len(entries) == 0 && !o.Watch {
 		return nil
 	}
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	tw := command.NewTable(w)
 	fmt.Fprintln(tw, "NAME\tTYPE\tSTATE\tPID\tSTARTED\tACTIVE\tUNREAD\tOLDEST\tASK\tTOKENS\tCOST\tLOG")
 	for _, e := range entries {
 		state := e.State

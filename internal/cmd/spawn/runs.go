@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"sort"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -81,7 +80,7 @@ func (o *runsOptions) run(ctx context.Context, env *command.Env, db *mailbox.DB)
 		fmt.Fprintf(env.Stderr, "spawn: note: no runs recorded for %s\n", strings.TrimSuffix(team+"/"+name, "/"))
 		return nil
 	}
-	tw := tabwriter.NewWriter(env.Stdout, 0, 4, 2, ' ', 0)
+	tw := command.NewTable(env.Stdout)
 	fmt.Fprintln(tw, "NAME\tRUN\tTYPE\tSTARTED\tTOOK\tEND\tTOKENS\tCOST\tSESSION\tDETAIL")
 	type total struct {
 		runs   int

@@ -22,7 +22,6 @@ import (
 	"errors"
 	"fmt"
 	"sort"
-	"text/tabwriter"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -172,7 +171,7 @@ func (o *Options) run(ctx context.Context, env *command.Env, db *mailbox.DB) err
 			}
 		}
 	} else if len(msgs) > 0 {
-		tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+		tw := command.NewTable(out)
 		fmt.Fprintln(tw, "ID\tTO\tFROM\tAGE\tRECIPIENT\tFIRST LINE")
 		for _, m := range msgs {
 			fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\n", m.ID, m.To, m.From, roster.Age(now.Sub(m.CreatedAt)), roster.Describe(m.Recipient, asks[m.To], here), env.Show(text.FirstLine(m.Body, 60)))
@@ -241,7 +240,7 @@ func (o *Options) idle(ctx context.Context, env *command.Env, db *mailbox.DB, he
 			}
 		}
 	} else if len(rows) > 0 {
-		tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+		tw := command.NewTable(out)
 		fmt.Fprintln(tw, "AGENT\tTYPE\tIDLE\tSINCE\tSTATE\tLOG")
 		for _, r := range rows {
 			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", r.Name, r.Agent.Type, roster.Age(time.Duration(r.IdleSeconds)*time.Second),
