@@ -691,6 +691,8 @@ func (p *pass) respawn(a mailbox.Ask, in mailbox.ResumeIntent) error {
 			// same, and must not be delivered again.
 			if err != nil {
 				p.r.note("warning: re-spawn of %s/%s reported %s, but run %s was started with the answer", a.Team, a.Agent, text.OneLine(err.Error()), now.ResumedRun)
+			} else {
+				p.r.note("warning: re-spawn of %s/%s reported run %q (%s), but run %s was started with the answer", a.Team, a.Agent, res.Run, res.Status, now.ResumedRun)
 			}
 			return p.recovered(now)
 		}
