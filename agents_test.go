@@ -4,12 +4,14 @@ package teamkit_test
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -70,8 +72,23 @@ const agentWait = 5 * time.Minute
 // skips with one line saying how to install them; in CI (CI=true) it fails.
 func TestAgents(t *testing.T) {
 	t.Parallel()
-	testAgents(t, "testdata/agents", nil)
+	files, err := filepath.Glob("testdata/agents/*.txtar")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The longest script starts first, so that it waits beside the others
+	// rather than after them: the suite's time is its longest path.
+	slices.SortStableFunc(files, func(a, b string) int {
+		return cmp.Compare(slowAgentScripts[scriptName(b)], slowAgentScripts[scriptName(a)])
+	})
+	testAgents(t, files, false)
 }
+
+// slowAgentScripts rank the agent scripts that take minutes, slowest
+// highest: gemini retries a 429 for about five minutes before it gives up.
+var slowAgentScripts = map[string]int{"limits_gemini_giveup": 1}
+
+func scriptName(file string) string { return strings.TrimSuffix(filepath.Base(file), ".txtar") }
 
 // agentsPostgres are the agent scripts run a second time on PostgreSQL:
 // those of the run records, which the backend keeps.
@@ -85,10 +102,10 @@ func TestAgentsPostgres(t *testing.T) {
 	for _, s := range agentsPostgres {
 		files = append(files, filepath.Join("testdata/agents", s+".txtar"))
 	}
-	testAgents(t, "", files)
+	testAgents(t, files, true)
 }
 
-func testAgents(t *testing.T, scripts string, files []string) {
+func testAgents(t *testing.T, files []string, postgres bool) {
 	dir := agentCLIDir()
 	var missing []string
 	for _, c := range agentCLIs {
@@ -103,7 +120,7 @@ func testAgents(t *testing.T, scripts string, files []string) {
 		}
 		t.Skip(msg)
 	}
-	params := scriptParams(t, scripts, files)
+	params := scriptParams(t, "", files, postgres)
 	setup := params.Setup
 	params.Setup = func(e *testscript.Env) error {
 		if err := setup(e); err != nil {

@@ -229,6 +229,7 @@ type faultBench struct {
 }
 
 func TestAnswerFaults(t *testing.T) {
+	t.Parallel()
 	n := *faultsFlag
 	if n <= 0 {
 		n = leanFaults

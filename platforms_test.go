@@ -59,6 +59,7 @@ func TestCrossBuild(t *testing.T) {
 // CTRL_BREAK may not reach the agent under Wine, and TestTree accepts the
 // TerminateJobObject end that follows it after the grace.
 func TestWindowsUnderWine(t *testing.T) {
+	t.Parallel()
 	wine, err := exec.LookPath("wine")
 	if err != nil {
 		if os.Getenv("CI") == "true" {

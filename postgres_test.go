@@ -70,7 +70,7 @@ func TestPostgresErrors(t *testing.T) {
 		"PG_TLS_VERIFY":  as(owner, "owner-pw-1234", owned, "verify-full"),
 		"PG_CLOSED":      "postgres://" + owner + ":owner-pw-1234@127.0.0.1:" + closedPort + "/" + owned + "?sslmode=disable",
 	}
-	params := scriptParams(t, "testdata/postgres", nil)
+	params := scriptParams(t, "testdata/postgres", nil, false)
 	setup := params.Setup
 	params.Setup = func(e *testscript.Env) error {
 		if err := setup(e); err != nil {

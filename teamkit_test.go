@@ -82,7 +82,7 @@ func TestMain(m *testing.M) {
 func TestScripts(t *testing.T) {
 	requireInCI(t)
 	t.Parallel()
-	testscript.Run(t, scriptParams(t, "testdata/script", nil))
+	testscript.Run(t, scriptParams(t, "testdata/script", nil, false))
 }
 
 // requireInCI fails the run when CI=true and a part that some scripts skip
@@ -132,13 +132,13 @@ func TestScriptsPostgres(t *testing.T) {
 	for _, s := range postgresScripts {
 		files = append(files, filepath.Join("testdata/script", s+".txtar"))
 	}
-	testscript.Run(t, scriptParams(t, "", files))
+	testscript.Run(t, scriptParams(t, "", files, true))
 }
 
-// scriptParams runs the scripts in dir (or files) with a fresh mailbox
-// each: a SQLite file in $WORK when files is nil, else a PostgreSQL
-// database.
-func scriptParams(t *testing.T, dir string, files []string) testscript.Params {
+// scriptParams runs the scripts in dir (or files, in their order) with a
+// fresh mailbox each: a SQLite file in $WORK, or with postgres a
+// PostgreSQL database.
+func scriptParams(t *testing.T, dir string, files []string, postgres bool) testscript.Params {
 	return testscript.Params{
 		Dir:                 dir,
 		Files:               files,
@@ -150,7 +150,7 @@ func scriptParams(t *testing.T, dir string, files []string) testscript.Params {
 			e.Setenv("XDG_STATE_HOME", filepath.Join(work, "state"))
 			e.Setenv("XDG_CONFIG_HOME", filepath.Join(work, "config"))
 			e.Setenv("TEAMKIT_DB", filepath.Join(work, "team.db"))
-			if files != nil {
+			if postgres {
 				u, drop, err := pgtest.NewDatabase()
 				if err != nil {
 					return err
