@@ -87,7 +87,9 @@ type Request struct {
 	// Continue, for a re-spawn, asks to continue the last run's CLI
 	// session (session.go); nil for a person's spawn.
 	Continue *Continuation
-	// Timeout overrides the handshake wait when > 0.
+	// Timeout overrides the handshake wait when > 0; for a type without a
+	// handshake, it is how long spawn watches for an early exit instead of
+	// NoHandshakeGrace.
 	Timeout time.Duration
 	// Replace stops a live agent of the same name first.
 	Replace bool
@@ -535,18 +537,19 @@ func (j *job) start(ctx context.Context, db *mailbox.DB) (Result, error) {
 
 // watch follows the launched run: for a handshake type until its mark, its
 // exit or the timeout (which stops it); for a type without one, for
-// NoHandshakeGrace, so an agent that dies at once is reported as exited.
+// NoHandshakeGrace (or the timeout given), so an agent that dies at once is
+// reported as exited.
 func watch(ctx context.Context, db *mailbox.DB, t *agenttype.Type, req Request, run string, sup proc.Identity, res Result, start time.Time) (Result, error) {
 	needMark := t.Conf.Handshake == agenttype.HandshakeActAs
-	wait := NoHandshakeGrace
-	if needMark {
-		wait = req.Timeout
-		if wait <= 0 {
-			wait = max(t.Conf.ReadyTimeout, MinHandshakeWait)
-		}
-		if req.Waiting != nil {
-			defer req.Waiting()()
-		}
+	wait := req.Timeout
+	switch {
+	case needMark && wait <= 0:
+		wait = max(t.Conf.ReadyTimeout, MinHandshakeWait)
+	case wait <= 0:
+		wait = NoHandshakeGrace
+	}
+	if needMark && req.Waiting != nil {
+		defer req.Waiting()()
 	}
 	deadline := start.Add(wait)
 	marked := func() (bool, error) {

@@ -129,8 +129,8 @@ func build(env *command.Env, h Hooks) *cli.App {
 
 // timeoutFlag is --timeout: plain numbers are seconds, like ready_timeout.
 func timeoutFlag() cli.Flag {
-	f := command.DurationFlag("timeout", "wait at most `D` for the ready mark (60 = 60s, 10m)")
-	f.DefaultText = "the larger of the type's ready_timeout and 300s"
+	f := command.DurationFlag("timeout", "wait at most `D` for the ready mark (60 = 60s, 10m); for a type without a handshake, watch this long for an early exit")
+	f.DefaultText = "the larger of the type's ready_timeout and 300s; 2s without a handshake"
 	return f
 }
 
