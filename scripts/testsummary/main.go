@@ -36,6 +36,8 @@ type summary struct {
 	skips                        map[string][]string // reason -> tests
 	failed                       []string
 	elapsed                      float64
+	slowPkg                      string // the package that took longest, and how long
+	slowPkgElapsed               float64
 }
 
 func main() {
@@ -72,6 +74,9 @@ func read(r io.Reader, out io.Writer) (*summary, error) {
 			if e.Test == "" {
 				s.pkgPass++
 				s.elapsed += e.Elapsed
+				if e.Elapsed > s.slowPkgElapsed {
+					s.slowPkg, s.slowPkgElapsed = e.Package, e.Elapsed
+				}
 			} else {
 				s.pass++
 			}
@@ -139,6 +144,10 @@ func (s *summary) print(w io.Writer, label string) {
 		label, s.pkgPass, s.pkgFail, s.pkgNoTests, s.pass, s.fail, nskip, s.elapsed)
 	// The plain closing line CI's readers look for.
 	fmt.Fprintf(w, "tests: %d passed, %d failed, %d skipped\n", s.pass, s.fail, nskip)
+	if s.slowPkg != "" {
+		// Packages run side by side: the longest is what the run waited for.
+		fmt.Fprintf(w, "   longest package: %s, %.0fs\n", s.slowPkg, s.slowPkgElapsed)
+	}
 	for _, f := range s.failed {
 		fmt.Fprintf(w, "   FAILED %s\n", f)
 	}
