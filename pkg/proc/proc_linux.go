@@ -34,8 +34,7 @@ type Stat struct {
 // parentheses and may itself hold spaces and parentheses, so the fields are
 // counted from the last ')'.
 func ReadStat(pid int) (Stat, error) {
-	var buf [1024]byte // a stat line is a few hundred bytes
-	b, err := readProc("/proc/"+strconv.Itoa(pid)+"/stat", buf[:])
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
 	if err != nil {
 		return Stat{}, err
 	}
@@ -58,36 +57,6 @@ func ReadStat(pid int) (Stat, error) {
 		return Stat{}, fmt.Errorf("/proc/%d/stat: %w", pid, err)
 	}
 	return s, nil
-}
-
-// readProc reads a small /proc file into buf with bare system calls, up to
-// len(buf) bytes. os.ReadFile costs more than the read itself here (an
-// os.File with its poller registration, a stat, a growing buffer), and
-// spawn list and every liveness check read one per agent.
-func readProc(path string, buf []byte) ([]byte, error) {
-	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_CLOEXEC, 0)
-	for err == unix.EINTR {
-		fd, err = unix.Open(path, unix.O_RDONLY|unix.O_CLOEXEC, 0)
-	}
-	if err != nil {
-		return nil, &os.PathError{Op: "open", Path: path, Err: err}
-	}
-	defer unix.Close(fd)
-	n := 0
-	for n < len(buf) {
-		m, err := unix.Read(fd, buf[n:])
-		if err == unix.EINTR {
-			continue
-		}
-		if err != nil {
-			return nil, &os.PathError{Op: "read", Path: path, Err: err}
-		}
-		if m == 0 {
-			break
-		}
-		n += m
-	}
-	return buf[:n], nil
 }
 
 func readInfo(pid int) (info, error) {
