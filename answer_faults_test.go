@@ -32,6 +32,7 @@ import (
 	"github.com/teamkit/teamkit/pkg/launch"
 	"github.com/teamkit/teamkit/pkg/mailbox"
 	"github.com/teamkit/teamkit/pkg/roster"
+	spawnrun "github.com/teamkit/teamkit/pkg/spawn"
 )
 
 // The answer-path fault suite: every answer is delivered exactly once (one
@@ -65,6 +66,7 @@ const faultAgents = 16
 //	refused  the PostgreSQL proxy stops listening: connection refused
 //	toomany  the team's role may open no more connections (SQLSTATE 53300)
 //	locked   another connection holds the SQLite write lock
+//	slow     this supervisor stalls for twice spawn's grace (a loaded machine)
 //
 // Nothing in the shipped binary reads the variable.
 func supervisorFault(dir string) func(string) {
@@ -101,6 +103,8 @@ func supervisorFault(dir string) func(string) {
 				db.Exec(`ALTER ROLE ` + os.Getenv("TEAMKIT_TEST_PGROLE") + ` CONNECTION LIMIT 0`)
 				db.Close()
 			}
+		case "slow":
+			time.Sleep(2 * spawnrun.NoHandshakeGrace)
 		case "locked":
 			db, err := sql.Open("sqlite", os.Getenv("TEAMKIT_DB"))
 			if err == nil {

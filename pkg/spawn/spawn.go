@@ -60,6 +60,14 @@ const MinHandshakeWait = 300 * time.Second
 // exited, with its code and last output, instead of launched.
 const NoHandshakeGrace = 2 * time.Second
 
+// StartRecordWait bounds how long a spawn of a type without a handshake
+// waits, past its grace, for the supervisor to record the run as started.
+// Until it has, the agent has not started (the supervisor starts it only
+// once the record is in, and a run carrying an answer is delivered by that
+// record), so "launched" would be a guess: on a loaded machine the
+// supervisor was measured taking longer than the grace to get there.
+const StartRecordWait = 60 * time.Second
+
 // OutputLines is how many of the agent's last output lines a spawn that
 // ends exited or timed out reports.
 const OutputLines = 10
@@ -551,7 +559,17 @@ func watch(ctx context.Context, db *mailbox.DB, t *agenttype.Type, req Request, 
 	if needMark && req.Waiting != nil {
 		defer req.Waiting()()
 	}
-	deadline := start.Add(wait)
+	// A type without a handshake is watched past its grace until its
+	// supervisor has recorded the start (the state is past starting), up to
+	// StartRecordWait.
+	graceEnd, startBy := start.Add(wait), start.Add(max(wait, StartRecordWait))
+	recorded := needMark
+	deadline := func() time.Time {
+		if recorded {
+			return graceEnd
+		}
+		return startBy
+	}
 	marked := func() (bool, error) {
 		if !needMark {
 			return false, nil
@@ -591,6 +609,7 @@ func watch(ctx context.Context, db *mailbox.DB, t *agenttype.Type, req Request, 
 		if a.Run != run {
 			return false, fmt.Errorf("agent %s/%s was launched again (run %s) while this spawn waited", req.Team, req.Name, a.Run)
 		}
+		recorded = recorded || a.State != mailbox.StateStarting
 		if offline(a.Log) {
 			res.Offline = true
 			return true, nil
@@ -603,7 +622,8 @@ func watch(ctx context.Context, db *mailbox.DB, t *agenttype.Type, req Request, 
 			res.Status = StatusExited
 			return true, nil
 		}
-		return false, nil
+		// Up, recorded, and its grace over: launched (Status left unset).
+		return !needMark && recorded && !time.Now().Before(graceEnd), nil
 	}
 	// The mailbox changes when the mark lands or the supervisor records the
 	// exit, which Watch notices; a supervisor killed outright changes nothing,
@@ -612,17 +632,17 @@ func watch(ctx context.Context, db *mailbox.DB, t *agenttype.Type, req Request, 
 	var err error
 	for {
 		next := time.Now().Add(time.Second)
-		if deadline.Before(next) {
-			next = deadline
+		if deadline().Before(next) {
+			next = deadline()
 		}
 		ok, err = db.Watch(ctx, req.Team, next, check)
-		if err == nil && !ok && time.Now().Before(deadline) {
+		if err == nil && !ok && time.Now().Before(deadline()) {
 			ok, err = check()
 		}
-		if mailbox.Disconnected(err) && time.Now().Before(deadline) && ctx.Err() == nil {
+		if mailbox.Disconnected(err) && time.Now().Before(deadline()) && ctx.Err() == nil {
 			continue // the server is restarting: Watch reconnects with backoff
 		}
-		if err != nil || ok || !time.Now().Before(deadline) {
+		if err != nil || ok || !time.Now().Before(deadline()) {
 			break
 		}
 	}
@@ -630,7 +650,7 @@ func watch(ctx context.Context, db *mailbox.DB, t *agenttype.Type, req Request, 
 		return Result{}, err
 	}
 	res.After = time.Since(start)
-	if !ok || res.Offline {
+	if res.Status == "" || res.Offline {
 		res.Status = StatusUnconfirmed
 		if needMark || res.Offline {
 			res.Status = StatusTimeout
