@@ -19,15 +19,17 @@ var Targets = []string{"linux/amd64", "linux/arm64", "darwin/amd64", "darwin/arm
 // TestCrossBuild builds the commands and vets every package, tests
 // included, for every target: a Linux-only call in code that all platforms
 // share fails here. (go vet type-checks every package and its tests; go
-// build links the six commands.) The host's own target is vetted by make
-// test's go vet ./... already, and only built here.
+// build links the six commands, with make release's tags, stripped: the
+// link is what is checked, and DWARF for binaries thrown away would double
+// its cost.) The host's own target is vetted by make test's go vet ./...
+// already, and only built here.
 func TestCrossBuild(t *testing.T) {
 	t.Parallel()
 	for _, target := range Targets {
 		goos, goarch, _ := strings.Cut(target, "/")
 		t.Run(strings.ReplaceAll(target, "/", "_"), func(t *testing.T) {
 			t.Parallel()
-			steps := [][]string{{"build", "-o", t.TempDir(), "./cmd/..."}, {"vet", "./..."}}
+			steps := [][]string{{"build", "-tags", buildTags, "-ldflags", "-s -w", "-o", t.TempDir(), "./cmd/..."}, {"vet", "./..."}}
 			if goos == runtime.GOOS && goarch == runtime.GOARCH {
 				steps = steps[:1]
 			}

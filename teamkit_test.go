@@ -85,8 +85,12 @@ func TestScripts(t *testing.T) {
 	testscript.Run(t, scriptParams(t, "testdata/script", nil, false))
 }
 
+// bashCompletion is the bash-completion package's loader (Debian's path),
+// which completion_bash.txtar sources as an interactive bash does.
+const bashCompletion = "/usr/share/bash-completion/bash_completion"
+
 // requireInCI fails the run when CI=true and a part that some scripts skip
-// without is missing: .ci/run installs tmux, zsh, fish and procps, and CI must run
+// without is missing: .ci/run installs tmux, zsh, fish, bash-completion and procps, and CI must run
 // those scripts rather than skip them. A user's machine skips them, each
 // with its one-line reason.
 func requireInCI(t *testing.T) {
@@ -100,6 +104,9 @@ func requireInCI(t *testing.T) {
 		if _, err := exec.LookPath(sh); err != nil {
 			t.Fatalf("CI=true but %s is missing: completion_%s would skip (.ci/run installs it)", sh, sh)
 		}
+	}
+	if _, err := os.Stat(bashCompletion); err != nil {
+		t.Fatal("CI=true but bash-completion is missing: completion_bash would skip (.ci/run installs it)")
 	}
 	if !canPidNS() {
 		t.Fatal("CI=true but pid namespaces, nsenter or pkill are missing: proc_pid_reuse would skip (.ci/run installs procps)")
@@ -195,6 +202,9 @@ func scriptParams(t *testing.T, dir string, files []string, postgres bool) tests
 			switch cond {
 			case "pidns":
 				return canPidNS(), nil
+			case "bashcompletion":
+				_, err := os.Stat(bashCompletion)
+				return err == nil, nil
 			case "postgres": // the mailbox is a PostgreSQL database
 				return files != nil, nil
 			}
