@@ -20,8 +20,10 @@ AGENT_CLIS := @anthropic-ai/claude-code@2.1.197 @openai/codex@0.171.0 @google/ge
 
 .PHONY: install demo test bench bench-agents fuzz docs agent-clis release
 
+# CGO_ENABLED=0, as make release: static binaries, which start without the
+# dynamic loader and libc (net would otherwise link them for its resolver).
 install:
-	$(GO) install -tags $(TAGS) -ldflags "$(LDFLAGS)" ./cmd/...
+	CGO_ENABLED=0 $(GO) install -tags $(TAGS) -ldflags "$(LDFLAGS)" ./cmd/...
 
 # Man pages (docs/man) and bash/zsh/fish completions (completions/), made
 # from the commands' definitions; TestGeneratedDocs checks they are current.

@@ -47,8 +47,10 @@ work=$(mktemp -d "${TMPDIR:-/tmp}/teamkit-bench.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 bin=$work/bin
 mkdir -p "$bin"
-# The tags make install builds the commands with.
+# The tags make install builds the commands with, and as it does, static
+# (every binary here, the bases and the floors alike).
 TAGS=urfave_cli_no_docs
+export CGO_ENABLED=0
 
 # tick sets T to the time in microseconds, without forking when it can.
 if [[ -n ${EPOCHREALTIME:-} ]]; then
