@@ -394,10 +394,8 @@ type StaleMessage struct {
 // staleQuery selects what Stale returns, by team and cut-off (and
 // recipient), from the covering index alone.
 func staleQuery(byRecipient bool) string {
-	q := `SELECT m.id, m.team, m.sender, m.recipient, m.subject, m.preview, m.reply_to, m.created_at, NULL,
-	             ` + agentColsAs("a") + `
+	q := `SELECT m.id, m.team, m.sender, m.recipient, m.subject, m.preview, m.reply_to, m.created_at
 	      FROM messages m INDEXED BY messages_unread_by_age
-	      LEFT JOIN agents a ON a.team = m.team AND a.name = m.recipient
 	      WHERE m.team = ? AND m.read_at IS NULL AND m.created_at <= ?`
 	if byRecipient {
 		q += ` AND m.recipient = ?`
@@ -423,18 +421,32 @@ func (d *DB) Stale(ctx context.Context, team, to string, cutoff time.Time) ([]St
 	var out []StaleMessage
 	for rows.Next() {
 		var s StaleMessage
-		var replyTo, created, read sql.NullInt64
-		var ag nullAgent
-		dest := append([]any{&s.ID, &s.Team, &s.From, &s.To, &s.Subject, &s.Body, &replyTo, &created, &read}, ag.dest()...)
-		if err := rows.Scan(dest...); err != nil {
+		var replyTo, created sql.NullInt64
+		if err := rows.Scan(&s.ID, &s.Team, &s.From, &s.To, &s.Subject, &s.Body, &replyTo, &created); err != nil {
 			return nil, d.fail("find stale messages", err)
 		}
 		s.ReplyTo, s.CreatedAt = replyTo.Int64, fromNanos(created)
-		s.Recipient = ag.agent()
 		out = append(out, s)
 	}
 	if err := rows.Err(); err != nil {
 		return nil, d.fail("find stale messages", err)
+	}
+	rows.Close()
+	if len(out) > 0 {
+		// The recipients' records, read once for the team rather than
+		// joined into every message (each would carry its agent's whole
+		// row, task included: most of the query's cost with ~300 listed).
+		agents, err := d.Agents(ctx, team)
+		if err != nil {
+			return nil, err
+		}
+		byName := make(map[string]*Agent, len(agents))
+		for i := range agents {
+			byName[agents[i].Name] = &agents[i]
+		}
+		for i := range out {
+			out[i].Recipient = byName[out[i].To]
+		}
 	}
 	return out, d.fail("find stale messages", d.probeMessages(ctx, out))
 }
