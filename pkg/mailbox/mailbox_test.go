@@ -388,6 +388,13 @@ func testStale(t *testing.T, be backend) {
 	if r := got[2].Recipient; r == nil || r.PID != os.Getpid() || r.State != mailbox.StateRunning || r.ExitCode != nil {
 		t.Errorf("running recipient = %+v, want pid %d running", r, os.Getpid())
 	}
+	// For one recipient, its record alone is read: the same answer.
+	if got := stale("done", now); len(got) != 1 || got[0].Recipient == nil || got[0].Recipient.Run != "r1" {
+		t.Errorf("Stale(to=done) recipient = %+v, want run r1", got)
+	}
+	if got := stale("ghost", now); len(got) != 2 || got[0].Recipient != nil {
+		t.Errorf("Stale(to=ghost) recipient = %+v, want nil (never spawned)", got)
+	}
 	if m := got[0].Message; !m.CreatedAt.Equal(t0) || !m.ReadAt.IsZero() || m.Body != "first line" || m.To != "ghost" || m.From != "s" {
 		t.Errorf("stale message fields = %+v", m)
 	}

@@ -432,23 +432,43 @@ func (d *DB) Stale(ctx context.Context, team, to string, cutoff time.Time) ([]St
 		return nil, d.fail("find stale messages", err)
 	}
 	rows.Close()
-	if len(out) > 0 {
-		// The recipients' records, read once for the team rather than
-		// joined into every message (each would carry its agent's whole
-		// row, task included: most of the query's cost with ~300 listed).
-		agents, err := d.Agents(ctx, team)
-		if err != nil {
-			return nil, err
-		}
-		byName := make(map[string]*Agent, len(agents))
-		for i := range agents {
-			byName[agents[i].Name] = &agents[i]
-		}
-		for i := range out {
-			out[i].Recipient = byName[out[i].To]
-		}
+	if err := d.attachRecipients(ctx, team, to, out); err != nil {
+		return nil, err
 	}
 	return out, d.fail("find stale messages", d.probeMessages(ctx, out))
+}
+
+// attachRecipients sets each listed message's recipient record: read once
+// (for the one recipient when to != "", else for the team) rather than
+// joined into every message, which would carry its agent's whole row, task
+// included: most of the query's cost with ~300 listed.
+func (d *DB) attachRecipients(ctx context.Context, team, to string, out []StaleMessage) error {
+	if len(out) == 0 {
+		return nil
+	}
+	var agents []Agent
+	if to != "" {
+		a, err := d.Agent(ctx, team, to)
+		if err != nil && !errors.Is(err, ErrNotFound) {
+			return err
+		}
+		if err == nil {
+			agents = []Agent{a}
+		}
+	} else {
+		var err error
+		if agents, err = d.Agents(ctx, team); err != nil {
+			return err
+		}
+	}
+	byName := make(map[string]*Agent, len(agents))
+	for i := range agents {
+		byName[agents[i].Name] = &agents[i]
+	}
+	for i := range out {
+		out[i].Recipient = byName[out[i].To]
+	}
+	return nil
 }
 
 // probeMessages reads a few pages of the messages table itself, which
