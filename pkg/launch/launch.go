@@ -249,9 +249,7 @@ func Supervise(ctx context.Context, spec Spec, db *mailbox.DB, stdout, stderr io
 	// when its agent runs (a supervisor that cannot reach the mailbox, or
 	// whose launch resume withdrew, starts nothing and the answer stays
 	// pending), and no run is ever up unrecorded.
-	if err := db.StartRun(ctx, spec.Team, spec.Name, spec.Run, mailbox.Process{
-		PID: self.PID, Start: self.Start, Boot: self.Boot, Host: spec.Host, Heartbeat: spec.Heartbeat,
-	}, spec.Ask); err != nil {
+	if err := startRun(ctx, db, spec, self); err != nil {
 		guard.release()
 		note(spec, "agent %s/%s run %s not started: %v", spec.Team, spec.Name, spec.Run, err)
 		if spec.Ask > 0 && !errors.Is(err, mailbox.ErrWithdrawn) {
@@ -580,6 +578,33 @@ func RecordSpooled(ctx context.Context, db *mailbox.DB, runsDir, team string) {
 			os.Remove(f)
 		}
 	}
+}
+
+// StartPatience is how long past its first try a run's start is retried
+// while the mailbox's write lock is busy (mailbox.ErrLocked). In a burst
+// of a hundred spawns on a loaded machine one writer was measured losing
+// the lock to the others for all of SQLite's busy timeout: its busy handler
+// sleeps up to 100 ms between tries and the lock goes to whoever asks
+// while it sleeps. A spawn watches that long for the start
+// (spawn.StartRecordWait is longer).
+const StartPatience = 30 * time.Second
+
+// startRun records the start of spec's run by supervisor self, retrying
+// while the mailbox is locked (StartPatience). Any other failure is final:
+// a supervisor that cannot reach the mailbox starts nothing.
+func startRun(ctx context.Context, db *mailbox.DB, spec Spec, self proc.Identity) error {
+	p := mailbox.Process{PID: self.PID, Start: self.Start, Boot: self.Boot, Host: spec.Host, Heartbeat: spec.Heartbeat}
+	err := db.StartRun(ctx, spec.Team, spec.Name, spec.Run, p, spec.Ask)
+	for deadline, wait := time.Now().Add(StartPatience), 100*time.Millisecond; errors.Is(err, mailbox.ErrLocked) && time.Now().Add(wait).Before(deadline); wait = min(2*wait, 5*time.Second) {
+		note(spec, "recording the start of run %s: %v; trying again", spec.Run, err)
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(wait):
+		}
+		err = db.StartRun(ctx, spec.Team, spec.Name, spec.Run, p, spec.Ask)
+	}
+	return err
 }
 
 // recordEnd records the run as exited, with code when known.

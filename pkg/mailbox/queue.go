@@ -79,23 +79,21 @@ func queueOf(ctx context.Context, db rowsQuerier, host string) ([]Queued, error)
 // so admitters on any number of processes never fill one slot twice, and
 // they wait for each other rather than poll. An admitted launch holds its
 // slot from here (StateStarting, for roster.StartingGrace).
+//
+// It looks before it takes the write lock: while every slot is held, as
+// for most of a burst's spawns and supervisors, nothing is written, and
+// they do not queue on the lock (behind the starts and ends that need it)
+// only to find no room.
 func (d *DB) Admit(ctx context.Context, host string, holds func(Agent) bool) ([]Queued, error) {
+	if queue, held, err := admissible(ctx, d.db, host, holds); err != nil || len(queue) == 0 || held >= queue[0].MaxRunning {
+		return nil, d.fail("admit queued agents", err)
+	}
 	var out []Queued
 	err := d.inTx(ctx, "admit queued agents", func(tx *sql.Tx) error {
 		out = nil
-		queue, err := queueOf(ctx, tx, host)
-		if err != nil || len(queue) == 0 {
-			return err
-		}
-		agents, err := hostAgents(ctx, tx, host)
+		queue, held, err := admissible(ctx, tx, host, holds)
 		if err != nil {
 			return err
-		}
-		held := 0
-		for _, a := range agents {
-			if holds(a) {
-				held++
-			}
 		}
 		for _, q := range queue {
 			if held >= q.MaxRunning {
@@ -151,6 +149,22 @@ func (d *DB) Dequeue(ctx context.Context, team, name, run, state string) (bool, 
 func (d *DB) HostAgents(ctx context.Context, host string) ([]Agent, error) {
 	a, err := hostAgents(ctx, d.db, host)
 	return a, d.fail("list host agents", err)
+}
+
+// admissible is host's queue, oldest first, and how many of host's
+// launches hold a slot (holds), counted only when the queue is not empty.
+func admissible(ctx context.Context, db rowsQuerier, host string, holds func(Agent) bool) (queue []Queued, held int, err error) {
+	queue, err = queueOf(ctx, db, host)
+	if err != nil || len(queue) == 0 {
+		return nil, 0, err
+	}
+	agents, err := hostAgents(ctx, db, host)
+	for _, a := range agents {
+		if holds(a) {
+			held++
+		}
+	}
+	return queue, held, err
 }
 
 func hostAgents(ctx context.Context, db rowsQuerier, host string) ([]Agent, error) {
