@@ -1,0 +1,131 @@
+package launch
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/teamkit/teamkit/pkg/mailbox"
+)
+
+// TestSpoolStamp walks the stamp's protocol (spool.go): a look that finds
+// nothing stamps the team, a spool takes the stamp away and so the next
+// look records the end, and an end spooled while a look is in progress
+// keeps that look from stamping.
+func TestSpoolStamp(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	db, err := mailbox.Open(ctx, filepath.Join(dir, "mail.db"), mailbox.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	runs := filepath.Join(dir, "runs")
+	teamDir, agentDir := filepath.Join(runs, "t"), filepath.Join(runs, "t", "w1")
+	if err := os.MkdirAll(agentDir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	stamp := filepath.Join(teamDir, nothingSpooled)
+	launchRun := func(run string) string {
+		t.Helper()
+		if err := db.RecordLaunch(ctx, mailbox.Agent{Team: "t", Name: "w1", Run: run, State: mailbox.StateRunning}); err != nil {
+			t.Fatal(err)
+		}
+		return SpoolPath(agentDir, run)
+	}
+	exitCode := func() int {
+		t.Helper()
+		a, err := db.Agent(ctx, "t", "w1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if a.State != mailbox.StateExited || a.ExitCode == nil {
+			return -1
+		}
+		return *a.ExitCode
+	}
+	entries := func() []string {
+		t.Helper()
+		es, err := os.ReadDir(teamDir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var names []string
+		for _, e := range es {
+			names = append(names, e.Name())
+		}
+		return names
+	}
+
+	RecordSpooled(ctx, db, runs, "t")
+	if _, err := os.Stat(stamp); err != nil {
+		t.Fatalf("a look that found nothing left no stamp: %v", err)
+	}
+
+	// A spool takes the stamp away: the next look records the end.
+	path := launchRun("r1")
+	if err := spool(path, spooled{ExitCode: 3}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(stamp); !os.IsNotExist(err) {
+		t.Fatalf("the stamp outlived a spool: %v", err)
+	}
+	RecordSpooled(ctx, db, runs, "t")
+	if got := exitCode(); got != 3 {
+		t.Fatalf("exit code %d recorded, want the spooled 3", got)
+	}
+	if _, err := os.Stat(path); !os.IsNotExist(err) {
+		t.Fatalf("the recorded spool file stayed: %v", err)
+	}
+	if _, err := os.Stat(stamp); err != nil {
+		t.Fatalf("a look that recorded everything left no stamp: %v", err)
+	}
+
+	// While the stamp is there a look reads nothing else: a spool file put
+	// there by hand (not by spool) stays unrecorded.
+	path = launchRun("r2")
+	if err := os.WriteFile(path, []byte(`{"exit_code":4}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	RecordSpooled(ctx, db, runs, "t")
+	if got := exitCode(); got != -1 {
+		t.Fatalf("a stamped look recorded exit code %d", got)
+	}
+	os.Remove(path)
+
+	// An end spooled while a look is in progress (its scan file down, the
+	// directories already read) removes the scan file, so that look cannot
+	// stamp; a look killed part way leaves its scan file and no stamp.
+	os.Remove(stamp)
+	scan, err := os.CreateTemp(teamDir, scanPrefix+"*")
+	if err != nil {
+		t.Fatal(err)
+	}
+	scan.Close()
+	path = launchRun("r3")
+	if err := spool(path, spooled{ExitCode: 5}); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(scan.Name(), stamp); err == nil {
+		t.Fatal("the look in progress could still stamp after an end was spooled")
+	}
+	RecordSpooled(ctx, db, runs, "t")
+	if got := exitCode(); got != 5 {
+		t.Fatalf("exit code %d recorded, want the spooled 5", got)
+	}
+	if got := entries(); len(got) != 2 || got[0] != nothingSpooled || got[1] != "w1" {
+		t.Fatalf("team directory holds %q, want the stamp and the agent's directory", got)
+	}
+
+	// An end that cannot be recorded keeps the team unstamped.
+	os.Remove(stamp)
+	launchRun("r4")
+	if err := os.WriteFile(SpoolPath(agentDir, "r4"), []byte("not json\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	RecordSpooled(ctx, db, runs, "t")
+	if _, err := os.Stat(stamp); !os.IsNotExist(err) {
+		t.Fatalf("a look that left an end unrecorded stamped the team: %v", err)
+	}
+}
