@@ -21,6 +21,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -324,15 +325,18 @@ func usageError(c *cli.Context, err error, _ bool) error {
 		if best := Nearest(bad, flagNames(flags)); best != "" {
 			hint = "did you mean --" + best + "?"
 		}
-	} else if m := invalidValue.FindStringSubmatch(msg); m != nil {
+	} else if m := invalidValue().FindStringSubmatch(msg); m != nil {
 		err, hint = badFlagValue(flags, m[1], m[2], m[3]), fmt.Sprintf("run '%s --help'", name)
 	}
 	return &Error{Code: ExitUsage, Err: err, Hint: hint}
 }
 
 // invalidValue is urfave/cli's report of a flag value that did not parse:
-// value, flag name, the parser's reason.
-var invalidValue = regexp.MustCompile(`^invalid value "(.*)" for flag -([^:]+): (.*)$`)
+// value, flag name, the parser's reason. Compiled on first use: a
+// command's every run would pay for it, and only a bad flag needs it.
+var invalidValue = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^invalid value "(.*)" for flag -([^:]+): (.*)$`)
+})
 
 // badFlagValue says what --name wants, with an example, instead of
 // strconv's "parse error".

@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -85,7 +86,7 @@ func complete(ctx context.Context, app App, env *Env, args []string) int {
 // of the team given before it (and its mail's recipients, App.Mail),
 // <type> an agent type (App.Types).
 func completeHook(env *Env, app App, argsUsage string, verbs []*cli.Command) cli.BashCompleteFunc {
-	kinds := argKinds.FindAllStringSubmatch(argsUsage, -1)
+	kinds := argKinds().FindAllStringSubmatch(argsUsage, -1)
 	return func(c *cli.Context) {
 		p, _ := c.App.Metadata[partialKey].(string)
 		if p == teamValue {
@@ -146,8 +147,8 @@ func takesValue(a *cli.App, word string) bool {
 }
 
 // argKinds are the <placeholders> of an ArgsUsage, in order; "[BODY|-]"
-// and the like complete nothing.
-var argKinds = regexp.MustCompile(`<([a-z]+)>`)
+// and the like complete nothing. Compiled on first use, as invalidValue.
+var argKinds = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`<([a-z]+)>`) })
 
 func printWords(c *cli.Context, words []string) {
 	for _, w := range words {
