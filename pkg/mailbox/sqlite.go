@@ -227,15 +227,24 @@ func (sqliteBackend) watch(ctx context.Context, d *DB, _ topic, deadline time.Ti
 	defer conn.Close()
 	wake := make(chan struct{}, 1)
 	poll := sqliteSafetyPoll
+	dir := filepath.Dir(d.path)
 	if w, err := fsnotify.NewWatcher(); err != nil {
 		poll = sqliteFallbackPoll
 	} else {
-		// Closing an inotify descriptor waits in the kernel for its
-		// watches to be torn down (an RCU grace period: ~3 ms measured),
-		// which a waiter would pay between printing and exiting. Closed
-		// on the side, it overlaps closing the database, or the exit.
-		defer func() { go w.Close() }()
-		if err := w.Add(filepath.Dir(d.path)); err != nil {
+		// Closing an inotify descriptor that still watches waits in the
+		// kernel for the watch's teardown (an SRCU grace period: 8 ms
+		// median, 20 ms at worst, measured), and a process cannot end
+		// while one of its threads is in that close: a waiter would pay
+		// it between printing and exiting, closed on the side or not.
+		// Removing the watch first starts the teardown at once; it is
+		// over by the time the waiter has printed, marked its mail read
+		// and closed the database, and the close, on the side, then waits
+		// for nothing (0.09 ms median, 2 ms after the removal).
+		defer func() {
+			w.Remove(dir)
+			go w.Close()
+		}()
+		if err := w.Add(dir); err != nil {
 			poll = sqliteFallbackPoll
 		} else {
 			go forwardChanges(w, filepath.Base(d.path), wake)
