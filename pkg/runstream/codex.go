@@ -4,9 +4,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"regexp"
+	"sync"
 )
 
-var reconnecting = regexp.MustCompile(`^Reconnecting\.\.\. \d+/\d+ \((.*)\)$`)
+// reconnecting is compiled on first use, as the reset patterns are.
+var reconnecting = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^Reconnecting\.\.\. \d+/\d+ \((.*)\)$`)
+})
 
 // codex exec --json (codex-cli 0.171.0): thread.started carries the session
 // (the thread id); item.* the agent's messages and commands; error each
@@ -80,7 +84,7 @@ func (r *Reader) codex(line []byte) ([]string, error) {
 	case "error":
 		// "Reconnecting... 2/5 (<why>)": the why is the reason.
 		msg := ev.Message
-		if m := reconnecting.FindStringSubmatch(msg); m != nil {
+		if m := reconnecting().FindStringSubmatch(msg); m != nil {
 			msg = m[1]
 		}
 		r.classify(0, msg)

@@ -4,30 +4,39 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 )
 
-// The ways the CLIs write a reset time in an error's text.
+// The ways the CLIs write a reset time in an error's text. Compiled on
+// first use: every command that links this package (stale, spawn list:
+// anything that records a spooled run) would otherwise compile them at
+// start, the largest of their own initializers, for text only a supervisor
+// reading a stream ever parses.
 var (
 	// codex: "… or try again at 3:11 AM." (the host's local time), or
 	// "… try again at Dec 5th, 2026 3:11 AM."
-	clockRe = regexp.MustCompile(`(?i)try again at (?:[A-Z][a-z]{2} \d{1,2}(?:st|nd|rd|th)?,? \d{4} )?(\d{1,2}):(\d{2})\s*([AP]M)?`)
+	clockRe = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`(?i)try again at (?:[A-Z][a-z]{2} \d{1,2}(?:st|nd|rd|th)?,? \d{4} )?(\d{1,2}):(\d{2})\s*([AP]M)?`)
+	})
 	// "try again in 20s", "retry in 1m30s", "retryDelay":"20s", gemini's
 	// "Suggested retry after 20s."
-	inRe = regexp.MustCompile(`(?i)(?:again in|retry (?:in|after)|retryDelay\\?"\s*:\s*\\?")\s*((?:\d+(?:\.\d+)?(?:ms|h|m|s))+)`)
+	inRe = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`(?i)(?:again in|retry (?:in|after)|retryDelay\\?"\s*:\s*\\?")\s*((?:\d+(?:\.\d+)?(?:ms|h|m|s))+)`)
+	})
 )
 
 // resetFromText finds a reset time in an error's text, nil when it has
 // none. A clock time without a date is its next occurrence.
 func (r *Reader) resetFromText(msg string) *time.Time {
 	now := r.now()
-	if m := inRe.FindStringSubmatch(msg); m != nil {
+	if m := inRe().FindStringSubmatch(msg); m != nil {
 		if d, err := time.ParseDuration(strings.ToLower(m[1])); err == nil {
 			t := now.Add(d)
 			return &t
 		}
 	}
-	if m := clockRe.FindStringSubmatch(msg); m != nil {
+	if m := clockRe().FindStringSubmatch(msg); m != nil {
 		h, _ := strconv.Atoi(m[1])
 		min, _ := strconv.Atoi(m[2])
 		switch strings.ToUpper(m[3]) {
