@@ -14,8 +14,20 @@ func FirstLine(s string, max int) string {
 	if i := strings.IndexAny(s, "\r\n"); i >= 0 {
 		s = s[:i]
 	}
-	if r := []rune(s); max > 0 && len(r) > max {
-		return string(r[:max-1]) + "…"
+	if max <= 0 {
+		return s
+	}
+	// Counted in place: stale and spawn list cut a line per row, and
+	// converting each to runes allocated four bytes a character.
+	n, cut := 0, 0
+	for i := range s {
+		if n == max-1 {
+			cut = i
+		}
+		if n == max {
+			return s[:cut] + "…"
+		}
+		n++
 	}
 	return s
 }

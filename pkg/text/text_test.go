@@ -14,6 +14,10 @@ func TestFirstLine(t *testing.T) {
 		{"héllo wörld", 5, "héll…"},
 		{"short", 5, "short"},
 		{"", 3, ""},
+		{"abcd", 3, "ab…"},
+		{"abc", 3, "abc"},
+		{"ab", 1, "…"},
+		{"日本語のテキスト", 4, "日本語…"},
 	} {
 		if got := FirstLine(c.in, c.max); got != c.want {
 			t.Errorf("FirstLine(%q, %d) = %q, want %q", c.in, c.max, got, c.want)
