@@ -513,13 +513,13 @@ func recordExit(db *mailbox.DB, spec Spec, code int, rec *mailbox.RunRecord) {
 	note(spec, "exit code %d and the run's record spooled in %s, to be recorded once the mailbox is back", code, path)
 }
 
-// StartPatience is how long past its first try a run's start is retried
-// while the mailbox's write lock is busy (mailbox.ErrLocked). In a burst
-// of a hundred spawns on a loaded machine one writer was measured losing
-// the lock to the others for all of SQLite's busy timeout: its busy handler
-// sleeps up to 100 ms between tries and the lock goes to whoever asks
-// while it sleeps. A spawn watches that long for the start
-// (spawn.StartRecordWait is longer).
+// StartPatience is how long a run's start is retried while the mailbox's
+// write lock is busy (mailbox.ErrLocked), counted from the first try (the
+// last try may wait its busy timeout past it). In a burst of a hundred
+// spawns on a loaded machine one writer was measured losing the lock to
+// the others for all of SQLite's busy timeout: its busy handler sleeps up
+// to 100 ms between tries and the lock goes to whoever asks while it
+// sleeps. A spawn watches for the start for spawn.StartRecordWait.
 const StartPatience = 30 * time.Second
 
 // startRun records the start of spec's run by supervisor self, retrying
@@ -527,12 +527,13 @@ const StartPatience = 30 * time.Second
 // a supervisor that cannot reach the mailbox starts nothing.
 func startRun(ctx context.Context, db *mailbox.DB, spec Spec, self proc.Identity) error {
 	p := mailbox.Process{PID: self.PID, Start: self.Start, Boot: self.Boot, Host: spec.Host, Heartbeat: spec.Heartbeat}
+	deadline := time.Now().Add(StartPatience)
 	err := db.StartRun(ctx, spec.Team, spec.Name, spec.Run, p, spec.Ask)
-	for deadline, wait := time.Now().Add(StartPatience), 100*time.Millisecond; errors.Is(err, mailbox.ErrLocked) && time.Now().Add(wait).Before(deadline); wait = min(2*wait, 5*time.Second) {
+	for wait := 100 * time.Millisecond; errors.Is(err, mailbox.ErrLocked) && time.Now().Add(wait).Before(deadline); wait = min(2*wait, 5*time.Second) {
 		note(spec, "recording the start of run %s: %v; trying again", spec.Run, err)
 		select {
 		case <-ctx.Done():
-			return err
+			return ctx.Err()
 		case <-time.After(wait):
 		}
 		err = db.StartRun(ctx, spec.Team, spec.Name, spec.Run, p, spec.Ask)

@@ -3,11 +3,13 @@ package launch
 import (
 	"context"
 	"encoding/json"
-	"fmt"
+	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/teamkit/teamkit/pkg/mailbox"
 )
@@ -16,26 +18,33 @@ import (
 // reach past its retries) is spooled beside the run's files, and the next
 // command that reads the roster on this host records it (RecordSpooled).
 //
-// spawn list, stale and resume look on every call, and looking reads every
-// agent's run directory: a fifth of spawn list's time at 200 agents. So a
-// look that found nothing left to record leaves a stamp in the team's run
-// directory (nothingSpooled), and while it is there the next look is one
-// stat. A supervisor that spools an end takes the stamp away, and with it
-// every look in progress (scanPrefix), in that order:
+// spawn list, spawn runs, spawn stop, stale and resume look on every call,
+// and looking read every agent's run directory: with 200 agents, 2–3 ms of
+// a spawn list that takes 10. So a look that recorded everything it found
+// leaves a stamp in the team's run directory (nothingSpooled), and while
+// the stamp holds, the next look reads only the team's directory and the
+// times of the agents' directories.
 //
-//   - a look first puts down its own scan file, then reads the directories,
-//     then renames its scan file to the stamp only if it recorded everything
-//     it found;
-//   - a supervisor first puts its spool file in place, then removes every
-//     scan file, then the stamp.
+// The stamp holds while no agent's run directory changed since the look
+// that left it began. It is that look's scan file, renamed, and so keeps
+// the time the look put it down, before it read any directory; a spool
+// file lands in its agent's directory by a rename, which sets that
+// directory's time. An end the look did not see landed after the scan file
+// was made, and its directory is at least as new as the stamp: the next
+// look reads the directories again. That holds whatever wrote the spool
+// (a supervisor still running an older teamkit, one killed a moment after)
+// and however a look ended (killed part way: its scan file is no stamp).
 //
-// An end spooled before a look read the directories is seen by it; one
-// spooled after finds that look's scan file and removes it, so its rename
-// fails and no stamp says "nothing". A look killed part way leaves a scan
-// file and no stamp: the next look reads the directories again.
+// A supervisor that spools also takes the stamp away, and every look in
+// progress with it (the scan files), before its file lands and again
+// after: the directory's time is then not all that stands between an end
+// and its record (a clock stepped back would defeat it alone).
 const (
 	nothingSpooled = ".nothing-spooled"
 	scanPrefix     = ".spool-scan-"
+	// staleScan is the age past which a look removes a scan file left by
+	// a look that was killed part way.
+	staleScan = time.Hour
 )
 
 // spooled is what a spool file holds: the exit code, and the run's record
@@ -46,9 +55,10 @@ type spooled struct {
 }
 
 // spool writes s to path, private, atomically: a reader sees the whole
-// file or none (the temporary's name does not end in ".exit"). Then it
-// takes away the team's stamp and any look in progress (see above); path
-// is in the agent's run directory, inside the team's.
+// file or none (the temporary's name does not end in ".exit"). Before the
+// file lands and again after, it takes away the team's stamp and every look
+// in progress (see above); path is in the agent's run directory, inside the
+// team's.
 func spool(path string, s spooled) error {
 	data, err := json.Marshal(s)
 	if err != nil {
@@ -62,22 +72,28 @@ func spool(path string, s spooled) error {
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
+	teamDir := filepath.Dir(filepath.Dir(path))
 	if err == nil {
+		unstamp(teamDir)
 		err = os.Rename(f.Name(), path)
 	}
 	if err != nil {
 		os.Remove(f.Name())
 		return err
 	}
-	teamDir := filepath.Dir(filepath.Dir(path))
+	unstamp(teamDir)
+	return nil
+}
+
+// unstamp removes the team's looks in progress, then its stamp. A removal
+// that fails leaves the stamp to the directory times, which the spool file
+// has just made newer than it.
+func unstamp(teamDir string) {
 	scans, _ := filepath.Glob(filepath.Join(teamDir, scanPrefix+"*"))
 	for _, scan := range scans {
 		os.Remove(scan)
 	}
-	if err := os.Remove(filepath.Join(teamDir, nothingSpooled)); err != nil && !os.IsNotExist(err) {
-		return fmt.Errorf("spooled, but the stamp that hides it stays: %w", err)
-	}
-	return nil
+	os.Remove(filepath.Join(teamDir, nothingSpooled))
 }
 
 // SpoolPath is where a run's end waits when the supervisor could not
@@ -91,11 +107,11 @@ func SpoolPath(runDir, run string) string { return filepath.Join(runDir, run+".e
 // the next try. An end for a run the agent's record no longer names changes
 // only that run's record (SettleEnd and SetAgentState ignore older runs).
 // A file holding only a number is an exit code spooled by an older teamkit.
-// While the team's stamp says nothing is spooled, it only looks at that.
+// While the team's stamp holds (see above) there is nothing to record.
 func RecordSpooled(ctx context.Context, db *mailbox.DB, runsDir, team string) {
 	teamDir := filepath.Join(runsDir, team)
-	stamp := filepath.Join(teamDir, nothingSpooled)
-	if _, err := os.Lstat(stamp); err == nil {
+	agents, stamped := look(teamDir)
+	if stamped {
 		return
 	}
 	// Without a directory to hold a scan file (none yet, or read-only)
@@ -105,19 +121,64 @@ func RecordSpooled(ctx context.Context, db *mailbox.DB, runsDir, team string) {
 		scan = f.Name()
 		f.Close()
 	}
-	left := false
-	files, _ := filepath.Glob(filepath.Join(teamDir, "*", "*.exit"))
-	for _, f := range files {
-		if !recordSpooled(ctx, db, team, f) {
-			left = true
+	// An agent's directory that cannot be read may hold an end: no stamp.
+	left := agents == nil
+	for _, name := range agents {
+		dir := filepath.Join(teamDir, name)
+		files, err := os.ReadDir(dir)
+		if err != nil {
+			left = left || !errors.Is(err, fs.ErrNotExist)
+			continue
+		}
+		for _, f := range files {
+			if strings.HasSuffix(f.Name(), ".exit") && !f.IsDir() && !recordSpooled(ctx, db, team, filepath.Join(dir, f.Name())) {
+				left = true
+			}
 		}
 	}
 	if scan == "" {
 		return
 	}
-	if left || os.Rename(scan, stamp) != nil {
+	if left || os.Rename(scan, stamp(teamDir)) != nil {
 		os.Remove(scan)
 	}
+}
+
+func stamp(teamDir string) string { return filepath.Join(teamDir, nothingSpooled) }
+
+// look reads the team's run directory: the agents' directories in it, and
+// whether the stamp holds (it is there, and no agent's directory is as new
+// as it). agents is nil when the directory could not be read, other than
+// for not existing. Scan files left by looks killed part way are removed.
+func look(teamDir string) (agents []string, stamped bool) {
+	entries, err := os.ReadDir(teamDir)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return []string{}, false
+		}
+		return nil, false
+	}
+	st, err := os.Lstat(stamp(teamDir))
+	stamped = err == nil
+	agents = []string{}
+	for _, e := range entries {
+		name := e.Name()
+		if strings.HasPrefix(name, scanPrefix) {
+			if info, err := e.Info(); err == nil && time.Since(info.ModTime()) > staleScan {
+				os.Remove(filepath.Join(teamDir, name))
+			}
+			continue
+		}
+		if !e.IsDir() {
+			continue
+		}
+		agents = append(agents, name)
+		if stamped {
+			info, err := e.Info()
+			stamped = err == nil && info.ModTime().Before(st.ModTime())
+		}
+	}
+	return agents, stamped
 }
 
 // recordSpooled records the end spooled in file f and removes f, and

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/teamkit/teamkit/pkg/mailbox"
 )
@@ -82,17 +83,36 @@ func TestSpoolStamp(t *testing.T) {
 		t.Fatalf("a look that recorded everything left no stamp: %v", err)
 	}
 
-	// While the stamp is there a look reads nothing else: a spool file put
-	// there by hand (not by spool) stays unrecorded.
+	// While the stamp holds a look reads no agent's directory: an end
+	// whose directory is older than the stamp stays unrecorded.
 	path = launchRun("r2")
 	if err := os.WriteFile(path, []byte(`{"exit_code":4}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	st, err := os.Stat(stamp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := st.ModTime().Add(-time.Second)
+	if err := os.Chtimes(agentDir, before, before); err != nil {
 		t.Fatal(err)
 	}
 	RecordSpooled(ctx, db, runs, "t")
 	if got := exitCode(); got != -1 {
 		t.Fatalf("a stamped look recorded exit code %d", got)
 	}
-	os.Remove(path)
+
+	// An end that lands without taking the stamp away (a supervisor of an
+	// older teamkit, or one killed between its file and the stamp's
+	// removal) makes its directory newer than the stamp: it is recorded.
+	now := time.Now()
+	if err := os.Chtimes(agentDir, now, now); err != nil {
+		t.Fatal(err)
+	}
+	RecordSpooled(ctx, db, runs, "t")
+	if got := exitCode(); got != 4 {
+		t.Fatalf("exit code %d recorded, want 4 from the end spooled behind the stamp's back", got)
+	}
 
 	// An end spooled while a look is in progress (its scan file down, the
 	// directories already read) removes the scan file, so that look cannot
@@ -116,6 +136,21 @@ func TestSpoolStamp(t *testing.T) {
 	}
 	if got := entries(); len(got) != 2 || got[0] != nothingSpooled || got[1] != "w1" {
 		t.Fatalf("team directory holds %q, want the stamp and the agent's directory", got)
+	}
+
+	// A scan file older than staleScan, left by a look killed part way,
+	// is removed by the next look.
+	old := filepath.Join(teamDir, scanPrefix+"killed")
+	if err := os.WriteFile(old, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	long := time.Now().Add(-2 * staleScan)
+	if err := os.Chtimes(old, long, long); err != nil {
+		t.Fatal(err)
+	}
+	RecordSpooled(ctx, db, runs, "t")
+	if _, err := os.Stat(old); !os.IsNotExist(err) {
+		t.Fatalf("a killed look's scan file stayed: %v", err)
 	}
 
 	// An end that cannot be recorded keeps the team unstamped.

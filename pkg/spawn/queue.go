@@ -34,6 +34,9 @@ const queueCheck = time.Second
 // executable). A foreground launch has none (it runs on its spawn's
 // terminal): it only has its slot taken, and its own spawn starts it.
 func Admit(ctx context.Context, db *mailbox.DB, host, self string) error {
+	// mailbox.DB.Admit reads the queue too; this first read spares the
+	// clock's query (roster.At, a round trip on PostgreSQL) when nothing
+	// waits, as for every run's end on an uncapped host.
 	queue, err := db.Queue(ctx, host)
 	if err != nil || len(queue) == 0 {
 		return err
