@@ -646,6 +646,15 @@ func watch(ctx context.Context, db *mailbox.DB, t *agenttype.Type, req Request, 
 			break
 		}
 	}
+	if err != nil && needMark && ctx.Err() != nil {
+		// Interrupted (Ctrl-C, a resume --watch told to stop) when the
+		// agent may have marked already: one last look, so that an agent
+		// that is up is reported up (and recorded so), not lost to the
+		// interruption.
+		if ok, cerr := db.ConsumeReady(context.WithoutCancel(ctx), req.Team, req.Name, run); cerr == nil && ok {
+			res.Status, err, ctx = StatusReady, nil, context.WithoutCancel(ctx)
+		}
+	}
 	if err != nil {
 		return Result{}, err
 	}

@@ -1,12 +1,18 @@
 package spawn
 
 import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
 	"reflect"
 	"regexp"
 	"testing"
 	"time"
 
 	"github.com/teamkit/teamkit/pkg/agenttype"
+	"github.com/teamkit/teamkit/pkg/mailbox"
+	"github.com/teamkit/teamkit/pkg/proc"
 )
 
 func TestAgentEnv(t *testing.T) {
@@ -27,5 +33,42 @@ func TestNewRun(t *testing.T) {
 	}
 	if !regexp.MustCompile(`^20261202T140000Z-[0-9a-f]{8}$`).MatchString(a) {
 		t.Fatalf("run id %q is not time-sortable with a random tail", a)
+	}
+}
+
+// TestWatchInterruptedAfterMark: a spawn interrupted once its agent has
+// marked ready reports it ready, not the interruption; without a mark it
+// reports the interruption.
+func TestWatchInterruptedAfterMark(t *testing.T) {
+	db, err := mailbox.Open(context.Background(), filepath.Join(t.TempDir(), "mail.db"), mailbox.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	self, err := proc.Self()
+	if err != nil {
+		t.Fatal(err)
+	}
+	typ := &agenttype.Type{Name: "marker", Conf: agenttype.Conf{Handshake: agenttype.HandshakeActAs}}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	for _, mark := range []bool{false, true} {
+		run := fmt.Sprintf("run-%v", mark)
+		bg := context.Background()
+		if err := db.RecordLaunch(bg, mailbox.Agent{Team: "t", Name: "w1", Run: run, State: mailbox.StateRunning}); err != nil {
+			t.Fatal(err)
+		}
+		if mark {
+			if err := db.MarkReady(bg, "t", "w1", run); err != nil {
+				t.Fatal(err)
+			}
+		}
+		res, err := watch(ctx, db, typ, Request{Team: "t", Name: "w1", Timeout: time.Minute}, run, self, Result{}, time.Now())
+		switch {
+		case mark && (err != nil || res.Status != StatusReady):
+			t.Errorf("marked, then interrupted: status %q, error %v; want ready", res.Status, err)
+		case !mark && !errors.Is(err, context.Canceled):
+			t.Errorf("interrupted without a mark: status %q, error %v; want the interruption", res.Status, err)
+		}
 	}
 }
