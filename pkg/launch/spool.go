@@ -110,17 +110,19 @@ func SpoolPath(runDir, run string) string { return filepath.Join(runDir, run+".e
 // While the team's stamp holds (see above) there is nothing to record.
 func RecordSpooled(ctx context.Context, db *mailbox.DB, runsDir, team string) {
 	teamDir := filepath.Join(runsDir, team)
-	agents, stamped := look(teamDir)
-	if stamped {
+	if _, stamped := look(teamDir); stamped {
 		return
 	}
 	// Without a directory to hold a scan file (none yet, or read-only)
-	// the look goes on unstamped.
+	// the look goes on unstamped. The agents are listed after the scan
+	// file is down, so that every directory the look does not read is newer
+	// than the scan file.
 	var scan string
 	if f, err := os.CreateTemp(teamDir, scanPrefix+"*"); err == nil {
 		scan = f.Name()
 		f.Close()
 	}
+	agents, _ := look(teamDir)
 	// An agent's directory that cannot be read may hold an end: no stamp.
 	left := agents == nil
 	for _, name := range agents {
