@@ -236,10 +236,11 @@ func (sqliteBackend) watch(ctx context.Context, d *DB, _ topic, deadline time.Ti
 		// median, 20 ms at worst, measured), and a process cannot end
 		// while one of its threads is in that close: a waiter would pay
 		// it between printing and exiting, closed on the side or not.
-		// Removing the watch first starts the teardown at once; it is
-		// over by the time the waiter has printed, marked its mail read
-		// and closed the database, and the close, on the side, then waits
-		// for nothing (0.09 ms median, 2 ms after the removal).
+		// Removing the watch as the wait ends starts the teardown at
+		// once; it runs while the waiter closes the database, and the
+		// close, on the side, is left little or nothing to wait for (0.09
+		// ms median, 2 ms after the removal; a waiter's exit measured 1.3
+		// ms after its output, 6.7–8.1 ms before).
 		defer func() {
 			w.Remove(dir)
 			go w.Close()
