@@ -650,8 +650,10 @@ func watch(ctx context.Context, db *mailbox.DB, t *agenttype.Type, req Request, 
 		// Interrupted (Ctrl-C, a resume --watch told to stop) when the
 		// agent may have marked already: one last look, so that an agent
 		// that is up is reported up (and recorded so), not lost to the
-		// interruption.
-		if ok, cerr := db.ConsumeReady(context.WithoutCancel(ctx), req.Team, req.Name, run); cerr == nil && ok {
+		// interruption. Any mark of this run will do: the interrupted
+		// check may have consumed it with its answer lost.
+		if m, ok, cerr := db.Ready(context.WithoutCancel(ctx), req.Team, req.Name); cerr == nil && ok && m.Run == run {
+			db.ConsumeReady(context.WithoutCancel(ctx), req.Team, req.Name, run)
 			res.Status, err, ctx = StatusReady, nil, context.WithoutCancel(ctx)
 		}
 	}

@@ -37,8 +37,9 @@ func TestNewRun(t *testing.T) {
 }
 
 // TestWatchInterruptedAfterMark: a spawn interrupted once its agent has
-// marked ready reports it ready, not the interruption; without a mark it
-// reports the interruption.
+// marked ready reports it ready, not the interruption, also when the mark
+// was consumed by a check whose answer the interruption lost; without a
+// mark it reports the interruption.
 func TestWatchInterruptedAfterMark(t *testing.T) {
 	db, err := mailbox.Open(context.Background(), filepath.Join(t.TempDir(), "mail.db"), mailbox.Options{})
 	if err != nil {
@@ -52,8 +53,8 @@ func TestWatchInterruptedAfterMark(t *testing.T) {
 	typ := &agenttype.Type{Name: "marker", Conf: agenttype.Conf{Handshake: agenttype.HandshakeActAs}}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	for _, mark := range []bool{false, true} {
-		run := fmt.Sprintf("run-%v", mark)
+	for i, c := range []struct{ mark, consumed bool }{{false, false}, {true, false}, {true, true}} {
+		mark, run := c.mark, fmt.Sprintf("run-%d", i)
 		bg := context.Background()
 		if err := db.RecordLaunch(bg, mailbox.Agent{Team: "t", Name: "w1", Run: run, State: mailbox.StateRunning}); err != nil {
 			t.Fatal(err)
@@ -63,10 +64,15 @@ func TestWatchInterruptedAfterMark(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
+		if c.consumed {
+			if ok, err := db.ConsumeReady(bg, "t", "w1", run); err != nil || !ok {
+				t.Fatalf("consume: %v %v", ok, err)
+			}
+		}
 		res, err := watch(ctx, db, typ, Request{Team: "t", Name: "w1", Timeout: time.Minute}, run, self, Result{}, time.Now())
 		switch {
 		case mark && (err != nil || res.Status != StatusReady):
-			t.Errorf("marked, then interrupted: status %q, error %v; want ready", res.Status, err)
+			t.Errorf("marked (consumed: %v), then interrupted: status %q, error %v; want ready", c.consumed, res.Status, err)
 		case !mark && !errors.Is(err, context.Canceled):
 			t.Errorf("interrupted without a mark: status %q, error %v; want the interruption", res.Status, err)
 		}
