@@ -654,7 +654,7 @@ func watch(ctx context.Context, db *mailbox.DB, t *agenttype.Type, req Request, 
 		// check may have consumed it with its answer lost.
 		if m, ok, cerr := db.Ready(context.WithoutCancel(ctx), req.Team, req.Name); cerr == nil && ok && m.Run == run {
 			db.ConsumeReady(context.WithoutCancel(ctx), req.Team, req.Name, run)
-			res.Status, err, ctx = StatusReady, nil, context.WithoutCancel(ctx)
+			res.Status, err = StatusReady, nil
 		}
 	}
 	if err != nil {
@@ -679,8 +679,12 @@ func watch(ctx context.Context, db *mailbox.DB, t *agenttype.Type, req Request, 
 			}
 		}
 	}
+	// What the watch found is so whatever comes now: it is recorded and
+	// read back even if spawn is interrupted meanwhile, rather than lost
+	// (a resume pass would then report nothing for an agent that is up).
+	found := context.WithoutCancel(ctx)
 	if res.Status == StatusReady {
-		if err := db.SetAgentState(ctx, req.Team, req.Name, run, mailbox.StateReady, 0, nil); err != nil {
+		if err := db.SetAgentState(found, req.Team, req.Name, run, mailbox.StateReady, 0, nil); err != nil {
 			return Result{}, err
 		}
 	}
@@ -689,11 +693,11 @@ func watch(ctx context.Context, db *mailbox.DB, t *agenttype.Type, req Request, 
 		waitForExitRecord(ctx, db, req.Team, req.Name, run)
 	}
 	if res.Status == StatusExited || res.Status == StatusTimeout {
-		if rec, err := db.Run(ctx, req.Team, run); err == nil {
+		if rec, err := db.Run(found, req.Team, run); err == nil {
 			res.Record = &rec
 		}
 	}
-	res.Agent, err = db.Agent(ctx, req.Team, req.Name)
+	res.Agent, err = db.Agent(found, req.Team, req.Name)
 	if res.Status == StatusExited || res.Status == StatusTimeout {
 		res.Output = LastOutput(res.Agent.Log, OutputLines)
 	}
