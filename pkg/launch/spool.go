@@ -110,7 +110,7 @@ func SpoolPath(runDir, run string) string { return filepath.Join(runDir, run+".e
 // While the team's stamp holds (see above) there is nothing to record.
 func RecordSpooled(ctx context.Context, db *mailbox.DB, runsDir, team string) {
 	teamDir := filepath.Join(runsDir, team)
-	if _, stamped := look(teamDir); stamped {
+	if stampHolds(teamDir, agentDirs(teamDir)) {
 		return
 	}
 	// Without a directory to hold a scan file (none yet, or read-only)
@@ -122,11 +122,11 @@ func RecordSpooled(ctx context.Context, db *mailbox.DB, runsDir, team string) {
 		scan = f.Name()
 		f.Close()
 	}
-	agents, _ := look(teamDir)
+	agents := agentDirs(teamDir)
 	// An agent's directory that cannot be read may hold an end: no stamp.
 	left := agents == nil
-	for _, name := range agents {
-		dir := filepath.Join(teamDir, name)
+	for _, e := range agents {
+		dir := filepath.Join(teamDir, e.Name())
 		files, err := os.ReadDir(dir)
 		if err != nil {
 			left = left || !errors.Is(err, fs.ErrNotExist)
@@ -148,39 +148,44 @@ func RecordSpooled(ctx context.Context, db *mailbox.DB, runsDir, team string) {
 
 func stamp(teamDir string) string { return filepath.Join(teamDir, nothingSpooled) }
 
-// look reads the team's run directory: the agents' directories in it, and
-// whether the stamp holds (it is there, and no agent's directory is as new
-// as it). agents is nil when the directory could not be read, other than
-// for not existing. Scan files left by looks killed part way are removed.
-func look(teamDir string) (agents []string, stamped bool) {
+// agentDirs lists the agents' directories in the team's run directory:
+// nil when it could not be read (other than for not existing), empty when
+// there is none. Scan files left by looks killed part way are removed.
+func agentDirs(teamDir string) []fs.DirEntry {
 	entries, err := os.ReadDir(teamDir)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
-			return []string{}, false
+			return []fs.DirEntry{}
 		}
-		return nil, false
+		return nil
 	}
-	st, err := os.Lstat(stamp(teamDir))
-	stamped = err == nil
-	agents = []string{}
+	agents := []fs.DirEntry{}
 	for _, e := range entries {
-		name := e.Name()
-		if strings.HasPrefix(name, scanPrefix) {
+		switch {
+		case strings.HasPrefix(e.Name(), scanPrefix):
 			if info, err := e.Info(); err == nil && time.Since(info.ModTime()) > staleScan {
-				os.Remove(filepath.Join(teamDir, name))
+				os.Remove(filepath.Join(teamDir, e.Name()))
 			}
-			continue
-		}
-		if !e.IsDir() {
-			continue
-		}
-		agents = append(agents, name)
-		if stamped {
-			info, err := e.Info()
-			stamped = err == nil && info.ModTime().Before(st.ModTime())
+		case e.IsDir():
+			agents = append(agents, e)
 		}
 	}
-	return agents, stamped
+	return agents
+}
+
+// stampHolds reports whether the team's stamp is there and older than
+// every one of agents, its directories (agentDirs; nil: unreadable).
+func stampHolds(teamDir string, agents []fs.DirEntry) bool {
+	st, err := os.Lstat(stamp(teamDir))
+	if err != nil || agents == nil {
+		return false
+	}
+	for _, e := range agents {
+		if info, err := e.Info(); err != nil || !info.ModTime().Before(st.ModTime()) {
+			return false
+		}
+	}
+	return true
 }
 
 // recordSpooled records the end spooled in file f and removes f, and
