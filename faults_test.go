@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"sync"
 	"syscall"
@@ -25,16 +26,22 @@ import (
 //
 //	stalled start NAME cmd args…   start it; return once it is blocked on a full pipe
 //	stalled start -nofill NAME …   start it; return at once
+//	stalled start -stdin NAME …    start it with stdin a pipe nobody writes;
+//	                               return once it is blocked reading it
+//	stalled watching NAME          wait until it watches the mailbox for mail
+//	                               (an inotify watch, or a LISTEN on PostgreSQL)
 //	stalled signal NAME TERM|INT   send it a signal
 //	stalled read NAME              read its pipe to the end (it unblocks) into
 //	                               $WORK/NAME.out
-//	stalled wait NAME STATUS       wait for it to exit with STATUS; its stderr
+//	stalled wait NAME STATUS       wait for it to exit with STATUS (a number, or
+//	                               TERM|INT: killed by that signal); its stderr
 //	                               becomes the script's stderr
 //	stalled leased N               wait until N messages of $TEAMKIT_DB are leased
 //	                               to a drain (claimed, not yet marked read)
 type stalledProc struct {
 	cmd    *exec.Cmd
 	r      *os.File
+	stdin  *os.File // the write end of -stdin's pipe, held open
 	stderr *syncBuffer
 	done   chan error
 }
@@ -73,14 +80,14 @@ func stalled(ts *testscript.TestScript, neg bool, args []string) {
 		return
 	}
 	if verb == "start" {
-		fill := true
-		if args[0] == "-nofill" {
-			fill, args = false, args[1:]
+		mode := "fill"
+		if args[0] == "-nofill" || args[0] == "-stdin" {
+			mode, args = args[0][1:], args[1:]
 		}
 		if len(args) < 2 {
-			ts.Fatalf("usage: stalled start [-nofill] NAME cmd args…")
+			ts.Fatalf("usage: stalled start [-nofill|-stdin] NAME cmd args…")
 		}
-		startStalled(ts, procs, args[0], fill, args[1:])
+		startStalled(ts, procs, args[0], mode, args[1:])
 		return
 	}
 	p := procs[args[0]]
@@ -88,6 +95,8 @@ func stalled(ts *testscript.TestScript, neg bool, args []string) {
 		ts.Fatalf("stalled: no process %q", args[0])
 	}
 	switch verb {
+	case "watching":
+		waitWatching(ts, p)
 	case "signal":
 		sig := map[string]os.Signal{"TERM": syscall.SIGTERM, "INT": os.Interrupt}[args[1]]
 		if len(args) != 2 || sig == nil {
@@ -111,23 +120,26 @@ func stalled(ts *testscript.TestScript, neg bool, args []string) {
 		case <-time.After(waitLimit):
 			ts.Fatalf("stalled: %s still running after %s", args[0], waitLimit)
 		}
-		got := 0
+		got := "0"
 		var ee *exec.ExitError
 		if errors.As(err, &ee) {
-			got = ee.ExitCode()
+			got = fmt.Sprint(ee.ExitCode())
+			if ws := ee.Sys().(syscall.WaitStatus); ws.Signaled() {
+				got = map[syscall.Signal]string{syscall.SIGTERM: "TERM", syscall.SIGINT: "INT"}[ws.Signal()]
+			}
 		} else if err != nil {
 			ts.Fatalf("stalled wait: %v", err)
 		}
 		fmt.Fprint(ts.Stderr(), p.stderr.String())
-		if want := args[1]; fmt.Sprint(got) != want {
-			ts.Fatalf("%s exited %d, want %s", args[0], got, want)
+		if want := args[1]; got != want {
+			ts.Fatalf("%s exited %s, want %s", args[0], got, want)
 		}
 	default:
 		ts.Fatalf("stalled: unknown verb %q", verb)
 	}
 }
 
-func startStalled(ts *testscript.TestScript, procs map[string]*stalledProc, name string, fill bool, args []string) {
+func startStalled(ts *testscript.TestScript, procs map[string]*stalledProc, name string, mode string, args []string) {
 	r, w, err := os.Pipe()
 	ts.Check(err)
 	p := &stalledProc{r: r, stderr: &syncBuffer{}, done: make(chan error, 1)}
@@ -136,18 +148,44 @@ func startStalled(ts *testscript.TestScript, procs map[string]*stalledProc, name
 	p.cmd.Env = scriptEnviron(ts)
 	p.cmd.Dir = ts.Getenv("WORK")
 	p.cmd.Stdout, p.cmd.Stderr = w, p.stderr
+	var in *os.File
+	if mode == "stdin" {
+		in, p.stdin, err = os.Pipe()
+		ts.Check(err)
+		p.cmd.Stdin = in
+	}
 	ts.Check(p.cmd.Start())
 	w.Close()
+	if in != nil {
+		in.Close()
+	}
 	go func() { p.done <- p.cmd.Wait() }()
 	procs[name] = p
 	ts.Defer(func() {
 		p.cmd.Process.Kill()
 		r.Close()
+		if p.stdin != nil {
+			p.stdin.Close()
+		}
 		stalledMu.Lock()
 		delete(stalledProcs, ts)
 		stalledMu.Unlock()
 	})
-	if !fill {
+	switch mode {
+	case "nofill":
+		return
+	case "stdin":
+		// Blocked once one of its threads sits in read(0, …).
+		reading := fmt.Sprintf("%d 0x0 ", syscall.SYS_READ)
+		waitProc(ts, p, name+" blocked reading stdin", func() bool {
+			tasks, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/syscall", p.cmd.Process.Pid))
+			for _, t := range tasks {
+				if b, err := os.ReadFile(t); err == nil && strings.HasPrefix(string(b), reading) {
+					return true
+				}
+			}
+			return false
+		})
 		return
 	}
 	// Blocked for good once the pipe holds all it can.
@@ -155,26 +193,57 @@ func startStalled(ts *testscript.TestScript, procs map[string]*stalledProc, name
 	if e != 0 {
 		ts.Fatalf("F_GETPIPE_SZ: %v", e)
 	}
-	deadline := time.Now().Add(waitLimit)
-	for {
+	waitProc(ts, p, name+" blocked on its full pipe", func() bool {
 		var n int32
 		if _, _, e := syscall.Syscall(syscall.SYS_IOCTL, r.Fd(), syscall.TIOCINQ, uintptr(unsafe.Pointer(&n))); e != 0 {
 			ts.Fatalf("FIONREAD: %v", e)
 		}
-		if int(n) >= int(size) {
-			return
-		}
+		return int(n) >= int(size)
+	})
+}
+
+// waitProc polls cond until it holds, failing the script if p exits first
+// or waitLimit passes.
+func waitProc(ts *testscript.TestScript, p *stalledProc, what string, cond func() bool) {
+	deadline := time.Now().Add(waitLimit)
+	for !cond() {
 		select {
 		case err := <-p.done:
 			p.done <- err
-			ts.Fatalf("stalled: %s exited (%v) before filling its pipe: %s", name, err, p.stderr.String())
+			ts.Fatalf("stalled: exited (%v) before %s: %s", err, what, p.stderr.String())
 		default:
 		}
 		if time.Now().After(deadline) {
-			ts.Fatalf("stalled: %s wrote %d bytes of %d in %s", name, n, size, waitLimit)
+			ts.Fatalf("stalled: not %s after %s", what, waitLimit)
 		}
 		time.Sleep(pollEvery)
 	}
+}
+
+// waitWatching waits until p watches the mailbox for mail: on SQLite an
+// inotify watch among its descriptors, on PostgreSQL a session LISTENing.
+func waitWatching(ts *testscript.TestScript, p *stalledProc) {
+	path := ts.Getenv("TEAMKIT_DB")
+	if sqlDriver(path) == "sqlite" {
+		waitProc(ts, p, "watching (inotify)", func() bool {
+			infos, _ := filepath.Glob(fmt.Sprintf("/proc/%d/fdinfo/*", p.cmd.Process.Pid))
+			for _, f := range infos {
+				if b, err := os.ReadFile(f); err == nil && strings.Contains(string(b), "inotify wd:") {
+					return true
+				}
+			}
+			return false
+		})
+		return
+	}
+	db, err := sql.Open(sqlDriver(path), path)
+	ts.Check(err)
+	defer db.Close()
+	waitProc(ts, p, "watching (LISTEN)", func() bool {
+		var n int
+		ts.Check(db.QueryRow(`SELECT count(*) FROM pg_stat_activity WHERE query LIKE 'LISTEN %'`).Scan(&n))
+		return n > 0
+	})
 }
 
 func waitLeased(ts *testscript.TestScript, want string) {

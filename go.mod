@@ -2,6 +2,11 @@ module github.com/teamkit/teamkit
 
 go 1.26.7
 
+// No command needs GOMAXPROCS to follow a container's CPU limit as it
+// changes, and the goroutine that does costs every process a thread and
+// 0.2 ms of CPU (of inbox --version's 2.2 ms).
+godebug updatemaxprocs=0
+
 require (
 	github.com/cli/go-gh/v2 v2.17.0
 	github.com/fsnotify/fsnotify v1.10.1
@@ -40,7 +45,6 @@ require (
 	github.com/thlib/go-timezone-local v0.0.9 // indirect
 	github.com/xrash/smetrics v0.0.0-20240521201337-686a1a2994c1 // indirect
 	golang.org/x/sync v0.24.0 // indirect
-
 	golang.org/x/text v0.43.0 // indirect
 	golang.org/x/tools v0.52.0 // indirect
 	gopkg.in/yaml.v3 v3.0.1 // indirect

@@ -17,12 +17,10 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"regexp"
 	"slices"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -139,6 +137,11 @@ type App struct {
 	// Mail: a <name> or <to> argument completes to every name the team's
 	// mail went to, not only its agents (inbox's: a drain needs no agent).
 	Mail bool
+	// Quick names the verbs (the app's name for its own action) that catch
+	// SIGINT and SIGTERM only where they wait or hold a lease
+	// (CatchSignals), not as they start: the short commands an agent runs
+	// on every turn.
+	Quick []string
 }
 
 // Main runs app as the real process and returns the exit code for os.Exit.
@@ -152,11 +155,8 @@ func mainArgs(app App, env *Env, args []string) int {
 	if code, ok := handOff(app, args, env); ok {
 		return code
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	// After the first signal, the default action again: a second Ctrl-C
-	// stops a command that is blocked where it cannot see ctx.
-	go func() { <-ctx.Done(); stop() }()
+	ctx, cancel := signalContext()
+	defer cancel()
 	return Run(ctx, app, env, args)
 }
 
@@ -221,6 +221,7 @@ func prepare(app App, env *Env) *cli.App {
 	for _, c := range a.Commands {
 		setUsageError(c)
 	}
+	catchAtStart(a, app.Quick)
 	if a.Action == nil && len(a.Commands) > 0 {
 		// Without this, urfave/cli answers a mistyped verb with "No help
 		// topic" and exit 1; it is a usage error.

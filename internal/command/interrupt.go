@@ -11,6 +11,7 @@ import (
 // fn then runs on unobserved until the process exits, which it is about to:
 // a command must stop promptly, and everything it stores is crash-safe.
 func Interruptible(ctx context.Context, fn func() error) error {
+	CatchSignals(ctx)
 	if err := ctx.Err(); err != nil {
 		return err
 	}

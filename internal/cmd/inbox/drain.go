@@ -129,6 +129,7 @@ func (o *drainOptions) run(ctx context.Context, env *command.Env, db *mailbox.DB
 		return err
 	}
 	command.NoteUnknownTeam(ctx, env, "inbox", db, o.Team)
+	command.CatchSignals(ctx)
 	stop := command.Progress(env, "waiting for a message")
 	got, err := db.WatchInbox(ctx, o.Team, o.Name, time.Now().Add(o.Wait), once)
 	stop()
@@ -206,6 +207,8 @@ func (o *drainOptions) printer(ctx context.Context, env *command.Env) func([]mai
 		lease = mailbox.DefaultLease
 	}
 	return func(msgs []mailbox.Message) error {
+		// The batch is leased to this drain: an interruption gives it back.
+		command.CatchSignals(ctx)
 		out, err := renderWithin(ctx, msgs, lease, render)
 		if err != nil {
 			return err

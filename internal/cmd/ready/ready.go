@@ -22,7 +22,7 @@ import (
 )
 
 // App is the ready command.
-var App = command.App{Build: build}
+var App = command.App{Build: build, Quick: []string{"mark", "check", "clear"}}
 
 func build(env *command.Env) *cli.App {
 	runFlag := &cli.StringFlag{Name: "run", Usage: "the launch `RUN` id (default $TEAMKIT_RUN)"}

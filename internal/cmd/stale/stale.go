@@ -34,7 +34,7 @@ import (
 )
 
 // App is the stale command.
-var App = command.App{Build: build}
+var App = command.App{Build: build, Quick: []string{"stale"}}
 
 func build(env *command.Env) *cli.App {
 	return &cli.App{
