@@ -221,7 +221,8 @@ func waitProc(ts *testscript.TestScript, p *stalledProc, what string, cond func(
 }
 
 // waitWatching waits until p watches the mailbox for mail: on SQLite an
-// inotify watch among its descriptors, on PostgreSQL a session LISTENing.
+// inotify watch among its descriptors, on PostgreSQL a session of its
+// database LISTENing (other tests share the server).
 func waitWatching(ts *testscript.TestScript, p *stalledProc) {
 	path := ts.Getenv("TEAMKIT_DB")
 	if sqlDriver(path) == "sqlite" {
@@ -241,7 +242,7 @@ func waitWatching(ts *testscript.TestScript, p *stalledProc) {
 	defer db.Close()
 	waitProc(ts, p, "watching (LISTEN)", func() bool {
 		var n int
-		ts.Check(db.QueryRow(`SELECT count(*) FROM pg_stat_activity WHERE query LIKE 'LISTEN %'`).Scan(&n))
+		ts.Check(db.QueryRow(`SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND query LIKE 'LISTEN %'`).Scan(&n))
 		return n > 0
 	})
 }
