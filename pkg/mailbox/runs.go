@@ -137,15 +137,36 @@ func (d *DB) Runs(ctx context.Context, team, name string, since time.Time) ([]Ru
 	return d.queryRuns(ctx, q+` ORDER BY started_at, run`, args...)
 }
 
-// LatestRuns returns the record of each agent's latest run in team, by
-// agent name (absent for an agent whose run has none).
-func (d *DB) LatestRuns(ctx context.Context, team string) (map[string]RunRecord, error) {
-	rs, err := d.queryRuns(ctx, `SELECT `+agentRunCols("r")+` FROM runs r JOIN agents a ON a.team = r.team AND a.run = r.run WHERE r.team = ?`, team)
-	out := map[string]RunRecord{}
-	for _, r := range rs {
-		out[r.Name] = r
+// Usage is what a run used: its tokens and, when its CLI says, its cost.
+type Usage struct {
+	Tokens  Tokens
+	CostUSD *float64
+}
+
+// LatestUsage returns what each agent's latest run in team used, by agent
+// name (absent for an agent whose run has no record): spawn list's TOKENS
+// and COST for a fleet, without the rest of each run's record.
+func (d *DB) LatestUsage(ctx context.Context, team string) (map[string]Usage, error) {
+	rows, err := d.db.QueryContext(ctx, `SELECT a.name, r.tokens_input, r.tokens_output, r.tokens_cache_read, r.tokens_cache_write, r.cost_usd
+		FROM runs r JOIN agents a ON a.team = r.team AND a.run = r.run WHERE r.team = ?`, team)
+	if err != nil {
+		return nil, d.fail("list runs", err)
 	}
-	return out, err
+	defer rows.Close()
+	out := map[string]Usage{}
+	for rows.Next() {
+		var name string
+		var u Usage
+		var cost sql.NullFloat64
+		if err := rows.Scan(&name, &u.Tokens.Input, &u.Tokens.Output, &u.Tokens.CacheRead, &u.Tokens.CacheWrite, &cost); err != nil {
+			return nil, d.fail("list runs", err)
+		}
+		if cost.Valid {
+			u.CostUSD = &cost.Float64
+		}
+		out[name] = u
+	}
+	return out, d.fail("list runs", rows.Err())
 }
 
 // Run returns one run's record; ErrNotFound when it has none.

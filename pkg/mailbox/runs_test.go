@@ -71,9 +71,9 @@ func testRuns(t *testing.T, be backend) {
 	if err := db.RecordLaunch(ctx, mailbox.Agent{Team: "t", Name: "a", Type: "claude", Run: "r1", State: mailbox.StateExited}); err != nil {
 		t.Fatal(err)
 	}
-	latest, err := db.LatestRuns(ctx, "t")
-	if err != nil || len(latest) != 1 || latest["a"].Tokens.Total() != 3100 {
-		t.Fatalf("LatestRuns = %+v, %v", latest, err)
+	latest, err := db.LatestUsage(ctx, "t")
+	if u := latest["a"]; err != nil || len(latest) != 1 || u.Tokens.Total() != 3100 || u.CostUSD == nil || *u.CostUSD != cost {
+		t.Fatalf("LatestUsage = %+v, %v", latest, err)
 	}
 	// A handshake that times out before the supervisor recorded the start:
 	// the end stands through the start record, and the end record keeps it

@@ -34,7 +34,8 @@ type Stat struct {
 // parentheses and may itself hold spaces and parentheses, so the fields are
 // counted from the last ')'.
 func ReadStat(pid int) (Stat, error) {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	var buf [1024]byte // a stat line is some 300 bytes
+	b, err := readProcLine("/proc/"+strconv.Itoa(pid)+"/stat", buf[:])
 	if err != nil {
 		return Stat{}, err
 	}
@@ -42,9 +43,18 @@ func ReadStat(pid int) (Stat, error) {
 	if i < 0 {
 		return Stat{}, fmt.Errorf("/proc/%d/stat: malformed", pid)
 	}
-	f := strings.Fields(string(b[i+1:]))
-	// f[0] is field 3 (state); starttime is field 22.
-	if len(f) < 20 || len(f[0]) != 1 {
+	// f[0] is field 3 (state); starttime is field 22. One string for them
+	// all: spawn list reads the stat of every agent of a fleet.
+	var f [20]string
+	n := 0
+	for w := range strings.FieldsSeq(string(b[i+1:])) {
+		if n == len(f) {
+			break
+		}
+		f[n] = w
+		n++
+	}
+	if n < len(f) || len(f[0]) != 1 {
 		return Stat{}, fmt.Errorf("/proc/%d/stat: malformed", pid)
 	}
 	s := Stat{PID: pid, State: f[0][0]}
@@ -57,6 +67,34 @@ func ReadStat(pid int) (Stat, error) {
 		return Stat{}, fmt.Errorf("/proc/%d/stat: %w", pid, err)
 	}
 	return s, nil
+}
+
+// readProcLine reads the one-line /proc file path into buf with open, read
+// and close alone: os.ReadFile's fstat, second read and *os.File took twice
+// as long (4.5 µs a stat against 2.4), paid for each agent of a fleet that
+// spawn list judges. The read ends at the line's newline; a line longer
+// than buf is read again whole.
+func readProcLine(path string, buf []byte) ([]byte, error) {
+	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, &os.PathError{Op: "open", Path: path, Err: err}
+	}
+	defer unix.Close(fd)
+	n := 0
+	for n < len(buf) {
+		m, err := unix.Read(fd, buf[n:])
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return nil, &os.PathError{Op: "read", Path: path, Err: err}
+		}
+		n += m
+		if m == 0 || buf[n-1] == '\n' {
+			return buf[:n], nil
+		}
+	}
+	return os.ReadFile(path)
 }
 
 func readInfo(pid int) (info, error) {

@@ -169,7 +169,7 @@ func (o *listOptions) print(ctx context.Context, env *command.Env, db *mailbox.D
 	if len(entries) == 0 && !o.Watch {
 		command.NoteUnknownTeam(ctx, env, "spawn", db, team)
 	}
-	latest, err := db.LatestRuns(ctx, team)
+	latest, err := db.LatestUsage(ctx, team)
 	if err != nil {
 		return err
 	}
