@@ -23,6 +23,7 @@
 #   RUNS=101 scripts/bench.sh
 #   scripts/bench.sh --base REF  # this tree against REF, paired (below)
 #   scripts/bench.sh --fleet N   # N agents: spawn 10 at a time, list, stop --all
+#   scripts/bench.sh --pair A… -- B…   # two commands of your own, paired
 #
 # --base REF builds inbox, stale and ready from the git ref REF (git archive
 # into a temporary directory) and from this tree, and runs each command of
@@ -32,6 +33,9 @@
 # paired with the floor: scripts/benchfloor (open the SQLite file, one
 # statement) and, for --version, an empty Go main. GNU time's peak RSS and
 # minor page faults are printed for one run of each.
+#
+# --pair runs two given commands (neither may contain the word --) the same
+# way, RUNS pairs, and prints the one line: any two builds side by side.
 #
 # --fleet N spawns N trivial agents (sleep, no handshake) 10 at a time,
 # times spawn list at N agents paired with a one-agent team, and spawn stop
@@ -90,6 +94,14 @@ mem() {
 	out=$({ /usr/bin/time -f '%M %R' "$@" 2>&1 >/dev/null || true; } | tail -1) # stale exits 2 when it lists
 	printf '| %-44s | %8.1f | %8s |\n' "$label" "$(awk -v k="${out% *}" 'BEGIN { print k / 1024 }')" "${out#* }"
 }
+
+if [[ ${1:-} == --pair ]]; then
+	shift
+	printf '| %-44s | %8s | %8s | %6s |\n' "command (A, B)" "A ms" "B ms" "B / A"
+	printf '|%s|%s|%s|%s|\n' "----------------------------------------------" "----------" "----------" "--------"
+	paired "$*" "$@"
+	exit 0
+fi
 
 if [[ ${1:-} == --base ]]; then
 	ref=${2:?usage: scripts/bench.sh --base REF}
