@@ -32,7 +32,7 @@ import (
 )
 
 // App is the inbox command.
-var App = command.App{Build: build, Default: "drain", Mail: true, Quick: []string{"send", "drain", "list"}}
+var App = command.App{Build: build, Default: "drain", Mail: true, Quick: []string{"send", "drain", "list", StopHookVerb}}
 
 func build(env *command.Env) *cli.App {
 	return &cli.App{
