@@ -22,8 +22,8 @@ import (
 //
 // A command catches them at its start, unless App.Quick names it; a quick
 // one catches them where it waits or holds what an interruption must give
-// back (CatchSignals): a drain once it holds its lease, a --wait, a write
-// to a reader that stalls (Interruptible).
+// back (CatchSignals): a drain once its claim holds messages, a --wait, a
+// write to a reader that stalls (Interruptible).
 
 // catcher is what Main puts in the command's context: the one arming of
 // SIGINT and SIGTERM, which then end that context.

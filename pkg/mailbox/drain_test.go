@@ -90,3 +90,33 @@ func testDrainLeaseExpires(t *testing.T, be backend) {
 		t.Fatalf("%d left unread", len(p))
 	}
 }
+
+// OnClaim runs inside the claim, before its lease commits, and only when
+// there is something to lease: a drain that finds nothing never calls it,
+// and a drain interrupted from there on leaves nothing leased (the inbox
+// command catches signals in it).
+func TestDrainOnClaim(t *testing.T) { eachBackend(t, testDrainOnClaim) }
+
+func testDrainOnClaim(t *testing.T, be backend) {
+	db, c, path := newDB(t, be)
+	calls := 0
+	db.OnClaim(func() { calls++ })
+	if got, err := db.Drain(context.Background(), "t", "w", 0, keep(new([]mailbox.Message))); err != nil || len(got) != 0 || calls != 0 {
+		t.Fatalf("an empty drain: %d messages, %v, OnClaim called %d times; want none, and no call", len(got), err, calls)
+	}
+	m := send(t, db, "t", "s", "w", "m")
+	ctx, cancel := context.WithCancel(context.Background())
+	db.OnClaim(func() { calls++; cancel() })
+	delivered := false
+	_, err := db.Drain(ctx, "t", "w", 0, func([]mailbox.Message) error { delivered = true; return nil })
+	if err == nil || delivered || calls != 1 {
+		t.Fatalf("a drain whose context ended in OnClaim: %v, delivered %v, OnClaim called %d times; want an error, no delivery, one call", err, delivered, calls)
+	}
+	if n := count(t, raw(t, path), `SELECT count(*) FROM messages WHERE claim_token IS NOT NULL OR lease_until IS NOT NULL`); n != 0 {
+		t.Fatalf("%d messages leased after a drain interrupted in its claim", n)
+	}
+	other := open(t, path, c)
+	if got, err := other.Drain(context.Background(), "t", "w", 0, keep(new([]mailbox.Message))); err != nil || !equalIDs(ids(got), []int64{m.ID}) {
+		t.Fatalf("the next drain got %v (%v); want message %d at once", ids(got), err, m.ID)
+	}
+}

@@ -155,6 +155,8 @@ type DB struct {
 	created bool
 	// lease is how long a drain's claim holds (SetLease).
 	lease time.Duration
+	// onClaim runs in a drain's claim transaction once it claimed (OnClaim).
+	onClaim func()
 }
 
 // backend is what differs between SQLite and PostgreSQL; everything else is

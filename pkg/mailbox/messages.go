@@ -192,6 +192,13 @@ func (d *DB) SetLease(l time.Duration) {
 	d.lease = l
 }
 
+// OnClaim sets fn to run in a drain's claim transaction once it has claimed
+// messages, before the lease commits (nil: nothing). The inbox command
+// catches SIGINT and SIGTERM there: an interruption from then on either
+// rolls the claim back or has the drain give its lease back, and a drain
+// that finds nothing never pays for catching them.
+func (d *DB) OnClaim(fn func()) { d.onClaim = fn }
+
 // DrainReplies is Drain for only the unread replies to message replyTo: a
 // dispatcher waits for the answer to the message it sent, and leaves every
 // other message in its inbox for whoever else drains it, so any number of
@@ -231,8 +238,20 @@ func (d *DB) drain(ctx context.Context, team, to string, replyTo int64, limit in
 		free := where + ` AND (lease_until IS NULL OR lease_until <= ?)`
 		var err error
 		msgs, err = d.be.claim(ctx, tx, from, free, append(slices.Clip(args), nanos(now)), limit, token, nanos(now.Add(lease)))
+		if err == nil && len(msgs) > 0 && d.onClaim != nil {
+			d.onClaim()
+		}
 		return err
 	})
+	// Once claimed, a batch is settled even if ctx ends meanwhile: released
+	// for the next drain, or marked read after a complete delivery.
+	settle := context.WithoutCancel(ctx)
+	if err != nil && len(msgs) > 0 {
+		// A commit interrupted on its way back may have landed: give back
+		// whatever carries our token rather than leave it leased.
+		d.db.ExecContext(settle, `UPDATE `+from+` SET claim_token = NULL, lease_until = NULL WHERE `+where+` AND claim_token = ?`,
+			append(slices.Clip(args), token)...)
+	}
 	if err != nil || len(msgs) == 0 {
 		return nil, err
 	}
@@ -240,9 +259,6 @@ func (d *DB) drain(ctx context.Context, team, to string, replyTo int64, limit in
 	// claimed: the index of unread messages serves it.
 	ours := where + ` AND claim_token = ? AND id BETWEEN ? AND ?`
 	oursArgs := append(slices.Clip(args), token, msgs[0].ID, msgs[len(msgs)-1].ID)
-	// Once claimed, a batch is settled even if ctx ends meanwhile: released
-	// for the next drain, or marked read after a complete delivery.
-	settle := context.WithoutCancel(ctx)
 	if err := deliver(msgs); err != nil {
 		d.db.ExecContext(settle, `UPDATE `+from+` SET claim_token = NULL, lease_until = NULL WHERE `+ours, oursArgs...)
 		return nil, d.fail("drain inbox", err)

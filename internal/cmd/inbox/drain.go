@@ -100,6 +100,9 @@ func parseDrain(c *cli.Context, env *command.Env) (*drainOptions, error) {
 // up to --wait for the first; exit 2 when the wait passes with none.
 func (o *drainOptions) run(ctx context.Context, env *command.Env, db *mailbox.DB) error {
 	db.SetLease(o.Lease)
+	// From the moment a claim holds messages, an interruption gives them
+	// back (mailbox.DB.OnClaim); a drain that finds none catches nothing.
+	db.OnClaim(func() { command.CatchSignals(ctx) })
 	if err := checkReplyTo(ctx, db, o.Team, o.ReplyTo); err != nil {
 		return err
 	}
@@ -207,8 +210,6 @@ func (o *drainOptions) printer(ctx context.Context, env *command.Env) func([]mai
 		lease = mailbox.DefaultLease
 	}
 	return func(msgs []mailbox.Message) error {
-		// The batch is leased to this drain: an interruption gives it back.
-		command.CatchSignals(ctx)
 		out, err := renderWithin(ctx, msgs, lease, render)
 		if err != nil {
 			return err
