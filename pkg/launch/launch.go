@@ -113,6 +113,7 @@ const (
 	StepBeforeStart = "supervisor-before-start" // guard up, start not recorded
 	StepAfterRecord = "supervisor-after-record" // start recorded, agent not started
 	StepAfterStart  = "supervisor-after-start"  // agent started, guard told
+	StepAfterExit   = "supervisor-after-exit"   // exit recorded, supervisor not yet gone
 )
 
 func (s Spec) step(point string) {
@@ -389,6 +390,7 @@ func Supervise(ctx context.Context, spec Spec, db *mailbox.DB, stdout, stderr io
 	note(spec, "run %s ended: %s", spec.Run, strings.TrimSuffix(rec.End+": "+rec.Detail, ": "))
 	// The record comes before the exit, which is what spawn waits for.
 	recordExit(db, spec, code, &rec)
+	spec.step(StepAfterExit)
 	// What the agent left running is stopped here, unless its stopper
 	// does it: one scan of every process (stat and environment) is cheap,
 	// but a fleet's supervisors stopped at once, each scanning a /proc

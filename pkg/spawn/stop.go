@@ -127,10 +127,16 @@ func StopAll(ctx context.Context, db *mailbox.DB, agents []mailbox.Agent, o Stop
 		case !j.Local:
 			errs[i] = fmt.Errorf("%w: %s/%s is %s", ErrNotRunning, a.Team, a.Name, roster.Describe(&a, nil, here))
 		case !j.Live || ended:
-			// The supervisor is gone. Anything still carrying the run's
-			// marker is an agent left unsupervised (its guard was killed
-			// too): found, stopped, and recorded.
-			groups = append(groups, proc.Group{Marker: launch.Marker(a.Run)})
+			// The supervisor is gone, or (its run's end recorded) on its
+			// way out: it carries the run's marker too, and stops what its
+			// agent left itself. Anything else still carrying the marker
+			// is an agent left unsupervised (its guard was killed too):
+			// found, stopped, and recorded.
+			g := proc.Group{Marker: launch.Marker(a.Run)}
+			if j.Live {
+				g.Exclude = []int{a.PID}
+			}
+			groups = append(groups, g)
 			which = append(which, i)
 			sups = append(sups, proc.Identity{})
 			orphans = append(orphans, len(groups)-1)
