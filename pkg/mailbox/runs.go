@@ -181,15 +181,6 @@ func (d *DB) Run(ctx context.Context, team, run string) (RunRecord, error) {
 	return rs[0], nil
 }
 
-// agentRunCols are runCols of the table aliased alias.
-func agentRunCols(alias string) string {
-	cols := strings.Split(runCols, ",")
-	for i, c := range cols {
-		cols[i] = alias + "." + strings.TrimSpace(c)
-	}
-	return strings.Join(cols, ", ")
-}
-
 func (d *DB) queryRuns(ctx context.Context, q string, args ...any) ([]RunRecord, error) {
 	rows, err := d.db.QueryContext(ctx, q, args...)
 	if err != nil {
