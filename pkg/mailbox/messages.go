@@ -243,24 +243,27 @@ func (d *DB) drain(ctx context.Context, team, to string, replyTo int64, limit in
 		}
 		return err
 	})
-	// Once claimed, a batch is settled even if ctx ends meanwhile: released
-	// for the next drain, or marked read after a complete delivery.
-	settle := context.WithoutCancel(ctx)
-	if err != nil && len(msgs) > 0 {
-		// A commit interrupted on its way back may have landed: give back
-		// whatever carries our token rather than leave it leased.
-		d.db.ExecContext(settle, `UPDATE `+from+` SET claim_token = NULL, lease_until = NULL WHERE `+where+` AND claim_token = ?`,
-			append(slices.Clip(args), token)...)
-	}
-	if err != nil || len(msgs) == 0 {
+	if len(msgs) == 0 {
 		return nil, err
 	}
 	// Ours are the claimed rows still carrying our token, in the id range
 	// claimed: the index of unread messages serves it.
 	ours := where + ` AND claim_token = ? AND id BETWEEN ? AND ?`
 	oursArgs := append(slices.Clip(args), token, msgs[0].ID, msgs[len(msgs)-1].ID)
-	if err := deliver(msgs); err != nil {
+	// Once claimed, a batch is settled even if ctx ends meanwhile: released
+	// for the next drain, or marked read after a complete delivery.
+	settle := context.WithoutCancel(ctx)
+	release := func() {
 		d.db.ExecContext(settle, `UPDATE `+from+` SET claim_token = NULL, lease_until = NULL WHERE `+ours, oursArgs...)
+	}
+	if err != nil {
+		// A commit interrupted on its way back may have landed: give back
+		// whatever carries our token rather than leave it leased.
+		release()
+		return nil, err
+	}
+	if err := deliver(msgs); err != nil {
+		release()
 		return nil, d.fail("drain inbox", err)
 	}
 	readAt := d.now().UTC()
