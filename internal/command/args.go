@@ -19,18 +19,27 @@ func normalize(app *cli.App, def string, args []string) (out []string, implied b
 	if len(args) == 0 {
 		return args, false
 	}
-	valued := map[string]bool{} // flag name → takes a value
-	collect := func(fs []cli.Flag) {
-		for _, f := range fs {
-			_, isBool := f.(*cli.BoolFlag)
-			for _, n := range f.Names() {
-				valued[n] = !isBool
+	// flag name → takes a value; built at the first flag, as most runs (an
+	// agent's "inbox drain" every turn) pass none, and every flag's Names
+	// allocates.
+	var valued map[string]bool
+	takesValue := func(name string) bool {
+		if valued == nil {
+			valued = map[string]bool{}
+			collect := func(fs []cli.Flag) {
+				for _, f := range fs {
+					_, isBool := f.(*cli.BoolFlag)
+					for _, n := range f.Names() {
+						valued[n] = !isBool
+					}
+				}
+			}
+			collect(app.Flags)
+			for _, c := range app.Commands {
+				collect(c.Flags)
 			}
 		}
-	}
-	collect(app.Flags)
-	for _, c := range app.Commands {
-		collect(c.Flags)
+		return valued[name]
 	}
 
 	var flags, pos []string
@@ -50,7 +59,7 @@ func normalize(app *cli.App, def string, args []string) (out []string, implied b
 		if strings.Contains(name, "=") {
 			continue
 		}
-		if valued[name] && i+1 < len(rest) {
+		if i+1 < len(rest) && takesValue(name) {
 			i++
 			flags = append(flags, rest[i])
 		}
