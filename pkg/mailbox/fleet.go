@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 )
 
@@ -65,20 +66,44 @@ func (d *DB) SendAll(ctx context.Context, m Message) ([]Message, error) {
 }
 
 // TeamKnown reports whether team has any agent recorded or any message: a
-// team that has neither is most likely a typo.
+// team that has neither is most likely a typo. A drain or a stale that
+// found nothing answered it in the read that found nothing, as the note
+// after either asks it next; TeamKnown takes that answer, once.
 func (d *DB) TeamKnown(ctx context.Context, team string) (bool, error) {
-	var n int
-	err := d.db.QueryRowContext(ctx,
-		`SELECT (SELECT COUNT(*) FROM (SELECT 1 FROM agents WHERE team = ? LIMIT 1) AS a)
-		      + (SELECT COUNT(*) FROM (SELECT 1 FROM messages WHERE team = ? LIMIT 1) AS m)`, team, team).Scan(&n)
-	return n > 0, d.fail("look up team", err)
+	if known, ok := d.seen.take(team); ok {
+		return known, nil
+	}
+	var known bool
+	err := d.db.QueryRowContext(ctx, `SELECT `+teamKnown, team, team).Scan(&known)
+	return known, d.fail("look up team", err)
 }
 
-// AgentKnown reports whether team/name was ever spawned (has a record).
-func (d *DB) AgentKnown(ctx context.Context, team, name string) (bool, error) {
-	var n int
-	err := d.db.QueryRowContext(ctx, `SELECT COUNT(*) FROM agents WHERE team = ? AND name = ?`, team, name).Scan(&n)
-	return n > 0, d.fail("look up agent", err)
+// teamKnown is TeamKnown's answer as an expression of two arguments, the
+// team twice.
+const teamKnown = `EXISTS (SELECT 1 FROM agents WHERE team = ?) OR EXISTS (SELECT 1 FROM messages WHERE team = ?)`
+
+// teamSeen holds what the last empty drain or stale learned of its team,
+// for the TeamKnown that follows it.
+type teamSeen struct {
+	mu    sync.Mutex
+	team  string
+	known bool
+}
+
+func (s *teamSeen) set(team string, known bool) {
+	s.mu.Lock()
+	s.team, s.known = team, known
+	s.mu.Unlock()
+}
+
+func (s *teamSeen) take(team string) (known, ok bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.team == "" || s.team != team {
+		return false, false
+	}
+	known, s.team = s.known, ""
+	return known, true
 }
 
 // Unread is how much work waits in one inbox.

@@ -157,6 +157,12 @@ type DB struct {
 	lease time.Duration
 	// onClaim runs in a drain's claim transaction once it claimed (OnClaim).
 	onClaim func()
+	// seen is what the last empty drain or stale learned of its team
+	// (TeamKnown).
+	seen teamSeen
+	// headerVersion is the schema version a SQLite file's header held when
+	// Open read it with nothing in its WAL (0 when unknown): openVersion.
+	headerVersion int
 }
 
 // backend is what differs between SQLite and PostgreSQL; everything else is
@@ -308,7 +314,7 @@ func (d *DB) requireCurrent(ctx context.Context, _ time.Duration) error {
 	if err != nil {
 		return err
 	}
-	v, err := d.be.version(ctx, d.db)
+	v, err := d.openVersion(ctx)
 	if err == nil && v != len(files) {
 		err = fmt.Errorf("schema version %d, not this teamkit's %d (a command that writes migrates it)", v, len(files))
 	}
@@ -416,7 +422,7 @@ func (d *DB) migrate(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	current, err := d.be.version(ctx, d.db)
+	current, err := d.openVersion(ctx)
 	if err != nil || current == len(files) {
 		return err
 	}
@@ -456,6 +462,25 @@ func (d *DB) migrate(ctx context.Context) error {
 		}
 		return d.be.setVersion(ctx, tx, len(files))
 	})
+}
+
+// openVersion is the schema version as the mailbox opens. A SQLite file
+// whose WAL held nothing as it was opened has it in the header openSQLite
+// read: what is left to check is that SQLite can open the file (connecting
+// reads its schema, so a damaged one fails here, in Open, as before), and
+// that costs no statement — a tenth of an agent's empty drain. Any other
+// mailbox asks the backend. Either way the answer is the version at one
+// moment of the open, as a query's was: a process migrating the file
+// afterwards is met by the statements that follow.
+func (d *DB) openVersion(ctx context.Context) (int, error) {
+	if d.headerVersion == 0 {
+		return d.be.version(ctx, d.db)
+	}
+	c, err := d.db.Conn(ctx)
+	if err == nil {
+		err = c.Close()
+	}
+	return d.headerVersion, err
 }
 
 // foreignTables is the refusal of a database that holds another program's

@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/rand"
 	"database/sql"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -1012,7 +1013,8 @@ func holdLock(t *testing.T, path string) (release func()) {
 func TestLocked(t *testing.T) {
 	ctx := context.Background()
 	t.Run("send", func(t *testing.T) {
-		_, _, path := newDB(t, sqliteBackend)
+		first, _, path := newDB(t, sqliteBackend)
+		send(t, first, "t", "s", "w", "queued before the lock")
 		release := holdLock(t, path)
 		db, err := mailbox.Open(ctx, path, mailbox.Options{BusyTimeout: 200 * time.Millisecond})
 		if err != nil {
@@ -1027,9 +1029,16 @@ func TestLocked(t *testing.T) {
 		if !errors.Is(err, mailbox.ErrLocked) {
 			t.Fatalf("Drain while locked: %v, want ErrLocked", err)
 		}
+		// An empty inbox needs no write lock to say so.
+		if msgs, err := db.Drain(ctx, "t", "nobody", 0, func([]mailbox.Message) error { return nil }); err != nil || len(msgs) != 0 {
+			t.Fatalf("Drain of an empty inbox while locked: %v, %v; want none, no error", msgs, err)
+		}
 		release()
-		if n := count(t, raw(t, path), `SELECT count(*) FROM messages`); n != 0 {
-			t.Fatalf("%d messages written while locked", n)
+		if n := count(t, raw(t, path), `SELECT count(*) FROM messages WHERE read_at IS NULL AND claim_token IS NULL`); n != 1 {
+			t.Fatalf("%d unread unclaimed messages after the lock, want the 1 queued before it (none written, none claimed)", n)
+		}
+		if n := count(t, raw(t, path), `SELECT count(*) FROM messages`); n != 1 {
+			t.Fatalf("%d messages after the lock, want the 1 queued before it", n)
 		}
 	})
 	t.Run("migrate", func(t *testing.T) {
@@ -1341,5 +1350,116 @@ func TestOpenExisting(t *testing.T) {
 	}
 	if n := count(t, raw(t, empty), "SELECT count(*) FROM sqlite_master"); n != 0 {
 		t.Errorf("Existing made %d schema objects in an empty database", n)
+	}
+}
+
+// Open takes a SQLite mailbox's schema version from the file's header only
+// while its WAL holds nothing: here a newer version waits in the WAL of a
+// connection still open, the header says the current one, and Open must
+// still refuse the file.
+func TestOpenVersionBehindWAL(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "m.db")
+	db, err := mailbox.Open(ctx, path, mailbox.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	current, err := db.SchemaVersion(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	holder, err := raw(t, path).Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer holder.Close()
+	if _, err := holder.ExecContext(ctx, `PRAGMA user_version = 99`); err != nil {
+		t.Fatal(err)
+	}
+	h := readFile(t, path)[:100]
+	if v := binary.BigEndian.Uint32(h[60:64]); int(v) != current {
+		t.Fatalf("header version %d, want the checkpointed %d (the test needs the newer one in the WAL)", v, current)
+	}
+	if st, err := os.Stat(path + "-wal"); err != nil || st.Size() == 0 {
+		t.Fatalf("WAL: %v, %v; want the newer version in it", st, err)
+	}
+	if db, err := mailbox.Open(ctx, path, mailbox.Options{}); !errors.Is(err, mailbox.ErrTooNew) {
+		if err == nil {
+			db.Close()
+		}
+		t.Fatalf("Open with version 99 in the WAL: %v, want ErrTooNew", err)
+	}
+}
+
+// A mailbox whose header is whole but whose schema is not fails in Open,
+// though Open asks no statement of it (the version is in the header).
+func TestOpenDamagedSchema(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "m.db")
+	db, err := mailbox.Open(ctx, path, mailbox.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	f, err := os.OpenFile(path, os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Page 1 after the header is the root of the schema table.
+	if _, err := f.WriteAt(bytes.Repeat([]byte{0xa5}, 4096-100), 100); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	db, err = mailbox.Open(ctx, path, mailbox.Options{})
+	if err == nil {
+		db.Close()
+	}
+	if !errors.Is(err, mailbox.ErrCorrupt) {
+		t.Fatalf("Open of a mailbox with a damaged schema: %v, want ErrCorrupt", err)
+	}
+}
+
+// SendKnown stores the message whether or not its recipient was spawned,
+// and says which it was; TeamKnown after a drain that found nothing gives
+// the answer that drain read, and asks again after.
+func TestSendKnownTeamKnown(t *testing.T) { eachBackend(t, testSendKnownTeamKnown) }
+
+func testSendKnownTeamKnown(t *testing.T, be backend) {
+	ctx := context.Background()
+	db, _, _ := newDB(t, be)
+	if err := db.RecordLaunch(ctx, mailbox.Agent{Team: "t", Name: "w1", Type: "sh", Run: "r1", State: mailbox.StateRunning}); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		to    string
+		known bool
+	}{{"w1", true}, {"w2", false}} {
+		m, known, err := db.SendKnown(ctx, mailbox.Message{Team: "t", From: "lead", To: tc.to, Body: "hi"})
+		if err != nil || m.ID == 0 || known != tc.known {
+			t.Fatalf("SendKnown to %s: %+v, known %v, %v; want an id, known %v", tc.to, m, known, err, tc.known)
+		}
+	}
+	none := func([]mailbox.Message) error { return nil }
+	for _, team := range []string{"t", "typo"} {
+		if msgs, err := db.Drain(ctx, team, "nobody", 0, none); err != nil || len(msgs) != 0 {
+			t.Fatalf("Drain of an empty inbox: %v, %v", msgs, err)
+		}
+		known, err := db.TeamKnown(ctx, team)
+		if err != nil || known != (team == "t") {
+			t.Fatalf("TeamKnown(%s) after an empty drain: %v, %v", team, known, err)
+		}
+	}
+	// The drain's answer is taken once: a team that appears after it is
+	// known to the next TeamKnown.
+	if _, err := db.Drain(ctx, "late", "nobody", 0, none); err != nil {
+		t.Fatal(err)
+	}
+	send(t, db, "late", "lead", "w1", "now it exists")
+	if known, err := db.TeamKnown(ctx, "late"); err != nil || known {
+		t.Fatalf("TeamKnown(late) right after its empty drain: %v, %v; want the drain's answer, false", known, err)
+	}
+	if known, err := db.TeamKnown(ctx, "late"); err != nil || !known {
+		t.Fatalf("TeamKnown(late) asked again: %v, %v; want true", known, err)
 	}
 }

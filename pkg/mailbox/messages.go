@@ -87,22 +87,32 @@ func CheckBody(body string) error {
 
 // Send stores m and returns it with its id and time set.
 func (d *DB) Send(ctx context.Context, m Message) (Message, error) {
+	m, _, err := d.SendKnown(ctx, m)
+	return m, err
+}
+
+// SendKnown is Send that also reports whether m's recipient was ever
+// spawned (has an agent record), asked in the statement that stores m
+// rather than in one more.
+func (d *DB) SendKnown(ctx context.Context, m Message) (Message, bool, error) {
 	if err := CheckBody(m.Body); err != nil {
-		return Message{}, err
+		return Message{}, false, err
 	}
 	m.CreatedAt = d.now().UTC()
 	var replyTo any
 	if m.ReplyTo != 0 {
 		replyTo = m.ReplyTo
 	}
+	var known bool
 	err := d.db.QueryRowContext(ctx,
 		`INSERT INTO messages (team, sender, recipient, subject, body, preview, reply_to, created_at)
-		 VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
-		m.Team, m.From, m.To, m.Subject, m.Body, Preview(m.Body), replyTo, nanos(m.CreatedAt)).Scan(&m.ID)
+		 VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+		 RETURNING id, EXISTS (SELECT 1 FROM agents WHERE team = ? AND name = ?)`,
+		m.Team, m.From, m.To, m.Subject, m.Body, Preview(m.Body), replyTo, nanos(m.CreatedAt), m.Team, m.To).Scan(&m.ID, &known)
 	if err != nil {
-		return Message{}, d.fail("send message", err)
+		return Message{}, false, d.fail("send message", err)
 	}
-	return m, nil
+	return m, known, nil
 }
 
 // PreviewLen is how much of a body's first line a message keeps as its
@@ -229,15 +239,28 @@ func (d *DB) drain(ctx context.Context, team, to string, replyTo int64, limit in
 	if lease <= 0 {
 		lease = DefaultLease
 	}
+	free := where + ` AND (lease_until IS NULL OR lease_until <= ?)`
+	freeArgs := append(slices.Clip(args), nanos(now))
+	// Most drains find nothing (an agent drains every turn): one read says
+	// so, without the write lock and the transaction a claim takes, and
+	// answers in passing what an empty drain is asked next (TeamKnown).
+	var pending, known bool
+	if err := d.db.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM `+from+` WHERE `+free+`), `+teamKnown,
+		append(freeArgs, team, team)...).Scan(&pending, &known); err != nil {
+		return nil, d.fail("drain inbox", err)
+	}
+	if !pending {
+		d.seen.set(team, known)
+		return nil, nil
+	}
 	var msgs []Message
 	// The claim is a write, so a database we cannot write (SQLite quietly
 	// turns BEGIN IMMEDIATE into a read transaction on a read-only file)
 	// fails here, before anything is printed, instead of repeating every
 	// message on every drain.
 	err := d.txn(ctx, "drain inbox", false, func(tx *sql.Tx) error {
-		free := where + ` AND (lease_until IS NULL OR lease_until <= ?)`
 		var err error
-		msgs, err = d.be.claim(ctx, tx, from, free, append(slices.Clip(args), nanos(now)), limit, token, nanos(now.Add(lease)))
+		msgs, err = d.be.claim(ctx, tx, from, free, freeArgs, limit, token, nanos(now.Add(lease)))
 		if err == nil && len(msgs) > 0 && d.onClaim != nil {
 			d.onClaim()
 		}
@@ -454,7 +477,7 @@ func (d *DB) Stale(ctx context.Context, team, to string, cutoff time.Time) ([]St
 	if err := d.attachRecipients(ctx, team, to, out); err != nil {
 		return nil, err
 	}
-	return out, d.fail("find stale messages", d.probeMessages(ctx, out))
+	return out, d.fail("find stale messages", d.probeMessages(ctx, team, out))
 }
 
 // attachRecipients sets each listed message's recipient record: read once
@@ -496,14 +519,20 @@ func (d *DB) attachRecipients(ctx context.Context, team, to string, out []StaleM
 // that is corrupt there fails here with ErrCorrupt instead of stale
 // answering from an intact index as if all were well. It is a probe, not
 // an integrity check (that reads the whole file): a few page reads.
-func (d *DB) probeMessages(ctx context.Context, listed []StaleMessage) error {
+//
+// It is one statement: when nothing is listed it also answers TeamKnown,
+// which an empty stale asks next.
+func (d *DB) probeMessages(ctx context.Context, team string, listed []StaleMessage) error {
 	var last sql.NullInt64
-	if err := d.db.QueryRowContext(ctx, `SELECT max(id) FROM messages`).Scan(&last); err != nil {
-		return err
+	if len(listed) > 0 {
+		var to sql.NullString
+		return d.db.QueryRowContext(ctx, `SELECT (SELECT max(id) FROM messages), (SELECT recipient FROM messages WHERE id = ?)`,
+			listed[0].ID).Scan(&last, &to)
 	}
-	if len(listed) == 0 {
-		return nil
+	var known bool
+	err := d.db.QueryRowContext(ctx, `SELECT (SELECT max(id) FROM messages), `+teamKnown, team, team).Scan(&last, &known)
+	if err == nil {
+		d.seen.set(team, known)
 	}
-	var to string
-	return d.db.QueryRowContext(ctx, `SELECT recipient FROM messages WHERE id = ?`, listed[0].ID).Scan(&to)
+	return err
 }

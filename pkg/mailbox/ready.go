@@ -47,6 +47,26 @@ func (d *DB) Ready(ctx context.Context, team, name string) (m ReadyMark, ok bool
 	return m, true, nil
 }
 
+// ReadyOf is Ready beside the run of the agent's record (run is "" when
+// it has none): what a check compares the mark with, in one read.
+func (d *DB) ReadyOf(ctx context.Context, team, name string) (m ReadyMark, ok bool, run string, err error) {
+	var agentRun, markRun sql.NullString
+	var consumed, marked sql.NullInt64
+	err = d.db.QueryRowContext(ctx,
+		`SELECT a.run, r.run, r.marked_at, r.consumed_at
+		 FROM (SELECT CAST(? AS TEXT) AS team, CAST(? AS TEXT) AS name) AS k
+		 LEFT JOIN agents a ON a.team = k.team AND a.name = k.name
+		 LEFT JOIN ready r ON r.team = k.team AND r.name = k.name`,
+		team, name).Scan(&agentRun, &markRun, &marked, &consumed)
+	if err != nil {
+		return ReadyMark{}, false, "", d.fail("check ready mark", err)
+	}
+	if !marked.Valid {
+		return ReadyMark{}, false, agentRun.String, nil
+	}
+	return ReadyMark{Team: team, Name: name, Run: markRun.String, MarkedAt: fromNanos(marked), ConsumedAt: fromNanos(consumed)}, true, agentRun.String, nil
+}
+
 // ConsumeReady claims the fresh mark of run: it reports true once, for the
 // first caller that sees the mark, and sets consumed_at so the same mark can
 // never again pass for a new signal.

@@ -64,7 +64,14 @@ func openSQLite(path string, o Options) (*DB, error) {
 			return nil, &Error{Op: "create mailbox directory", Path: dir, Err: err}
 		}
 	}
-	if err := refuseForeign(path); err != nil {
+	// The WAL first, then the header: a file whose WAL held nothing is
+	// whole, so its header's version is the schema's (DB.openVersion).
+	walEmpty := false
+	if st, err := os.Stat(path + "-wal"); errors.Is(err, fs.ErrNotExist) || err == nil && st.Size() == 0 {
+		walEmpty = true
+	}
+	h := readHeader(path)
+	if err := refuseForeign(path, h); err != nil {
 		return nil, err
 	}
 	q := url.Values{}
@@ -77,8 +84,37 @@ func openSQLite(path string, o Options) (*DB, error) {
 	if err != nil {
 		return nil, &Error{Op: "open mailbox", Path: path, Err: err}
 	}
-	return &DB{db: sdb, be: sqliteBackend{}, path: path, now: o.Now}, nil
+	d := &DB{db: sdb, be: sqliteBackend{}, path: path, now: o.Now}
+	if walEmpty && h.wal() {
+		d.headerVersion = h.userVersion()
+	}
+	return d, nil
 }
+
+// header is the 100-byte header of a SQLite file, as read before SQLite
+// opens it.
+type header []byte
+
+// readHeader is path's header: nil for a file that is missing (a new
+// mailbox), shorter than a header, or no SQLite file (SQLite says so).
+func readHeader(path string) header {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	h := make(header, 100)
+	if n, _ := io.ReadFull(f, h); n < len(h) || string(h[:16]) != "SQLite format 3\x00" {
+		return nil
+	}
+	return h
+}
+
+func (h header) userVersion() int { return int(binary.BigEndian.Uint32(h[60:64])) }
+
+// wal reports whether the file is in WAL mode: a file in a rollback mode
+// may have a hot journal to roll back, header included.
+func (h header) wal() bool { return h != nil && h[18] == 2 && h[19] == 2 }
 
 // refuseForeign refuses another program's SQLite file before teamkit's own
 // connection settings touch it: opening with _journal_mode=WAL rewrites
@@ -87,16 +123,9 @@ func openSQLite(path string, o Options) (*DB, error) {
 // holds tables is someone else's. The header answers for nearly every
 // open (its user_version is set); only a file whose header says 0 (new, or
 // a fresh mailbox whose version still sits in its WAL) is asked, read-only.
-func refuseForeign(path string) error {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil // a new mailbox, or one SQLite will say it cannot open
-	}
-	var h [100]byte
-	n, _ := io.ReadFull(f, h[:])
-	f.Close()
-	if n < len(h) || string(h[:16]) != "SQLite format 3\x00" || binary.BigEndian.Uint32(h[60:64]) != 0 {
-		return nil // empty (new), not SQLite (SQLite says so), or migrated
+func refuseForeign(path string, h header) error {
+	if h == nil || h.userVersion() != 0 {
+		return nil // new, not SQLite, or migrated
 	}
 	ro, err := sql.Open("sqlite", "file:"+(&url.URL{Path: path}).EscapedPath()+"?mode=ro")
 	if err != nil {

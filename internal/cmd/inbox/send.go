@@ -158,11 +158,7 @@ func (o *sendOptions) run(ctx context.Context, env *command.Env, db *mailbox.DB)
 	if o.All {
 		return o.sendAll(ctx, env, db)
 	}
-	known, err := db.AgentKnown(ctx, msg.Team, msg.To)
-	if err != nil {
-		return err
-	}
-	m, err := db.Send(ctx, msg)
+	m, known, err := db.SendKnown(ctx, msg)
 	if err != nil {
 		return err
 	}

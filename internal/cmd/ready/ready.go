@@ -13,7 +13,6 @@ package ready
 
 import (
 	"context"
-	"errors"
 
 	"github.com/urfave/cli/v2"
 
@@ -92,18 +91,12 @@ func (o *Options) mark(ctx context.Context, env *command.Env, db *mailbox.DB) er
 // counts only for an agent spawn never recorded.
 func (o *Options) check(ctx context.Context, env *command.Env, db *mailbox.DB) error {
 	team, name, want := o.Team, o.Name, o.Run
-	if want == "" {
-		a, err := db.Agent(ctx, team, name)
-		switch {
-		case err == nil:
-			want = a.Run
-		case !errors.Is(err, mailbox.ErrNotFound):
-			return err
-		}
-	}
-	m, ok, err := db.Ready(ctx, team, name)
+	m, ok, run, err := db.ReadyOf(ctx, team, name)
 	if err != nil {
 		return err
+	}
+	if want == "" {
+		want = run
 	}
 	marked := ok && (want == "" || m.Run == want)
 	if o.JSON {
