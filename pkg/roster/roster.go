@@ -22,6 +22,7 @@ import (
 	"fmt"
 	"os"
 	"sort"
+	"strconv"
 	"time"
 
 	"github.com/teamkit/teamkit/pkg/mailbox"
@@ -318,14 +319,20 @@ func Silence(a *mailbox.Agent, state string, here Here) (d time.Duration, ok boo
 }
 
 // Age is a short duration: 45s, 12m, 3h05m, 2d04h.
+// (Built with strconv: stale prints one per listed message.)
 func Age(d time.Duration) string {
-	switch {
+	var b []byte
+	switch h := int(d.Hours()); {
 	case d < time.Minute:
-		return fmt.Sprintf("%ds", int(d.Seconds()))
+		b = append(strconv.AppendInt(b, int64(d.Seconds()), 10), 's')
 	case d < time.Hour:
-		return fmt.Sprintf("%dm", int(d.Minutes()))
+		b = append(strconv.AppendInt(b, int64(d.Minutes()), 10), 'm')
 	case d < 24*time.Hour:
-		return fmt.Sprintf("%dh%02dm", int(d.Hours()), int(d.Minutes())%60)
+		b = append(twoDigits(append(strconv.AppendInt(b, int64(h), 10), 'h'), int(d.Minutes())%60), 'm')
+	default:
+		b = append(twoDigits(append(strconv.AppendInt(b, int64(h/24), 10), 'd'), h%24), 'h')
 	}
-	return fmt.Sprintf("%dd%02dh", int(d.Hours())/24, int(d.Hours())%24)
+	return string(b)
 }
+
+func twoDigits(b []byte, n int) []byte { return append(b, byte('0'+n/10), byte('0'+n%10)) }

@@ -151,3 +151,20 @@ func TestParkedFailing(t *testing.T) {
 		}
 	}
 }
+
+func TestAge(t *testing.T) {
+	for d, want := range map[time.Duration]string{
+		0:                                     "0s",
+		59*time.Second + 900*time.Millisecond: "59s",
+		time.Minute:                           "1m",
+		59*time.Minute + 59*time.Second:       "59m",
+		3*time.Hour + 5*time.Minute:           "3h05m",
+		24*time.Hour - time.Second:            "23h59m",
+		52*time.Hour + 30*time.Minute:         "2d04h",
+		400 * 24 * time.Hour:                  "400d00h",
+	} {
+		if got := roster.Age(d); got != want {
+			t.Errorf("Age(%v) = %q, want %q", d, got, want)
+		}
+	}
+}

@@ -288,8 +288,7 @@ func (o *ListOptions) run(ctx context.Context, env *command.Env, db *mailbox.DB)
 	if o.JSON {
 		return command.JSONLines(env.Stdout, asks)
 	}
-	tw := command.NewTable(env.Stdout)
-	fmt.Fprintln(tw, "ID\tAGENT\tKIND\tSTATE\tCHANNEL\tCREATED\tDECISION\tQUESTION")
+	tw := command.NewTable(env.Stdout, "ID", "AGENT", "KIND", "STATE", "CHANNEL", "CREATED", "DECISION", "QUESTION")
 	for _, a := range asks {
 		_, channel, _ := escalate.Describe(o.Channels, a)
 		decision := "-"
@@ -299,7 +298,7 @@ func (o *ListOptions) run(ctx context.Context, env *command.Env, db *mailbox.DB)
 				decision += ", resumed"
 			}
 		}
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", a.ID, a.Agent, a.Kind, a.State, channel,
+		tw.Row(strconv.FormatInt(a.ID, 10), a.Agent, a.Kind, a.State, channel,
 			command.FormatTime(a.CreatedAt), decision, env.Show(text.FirstLine(a.Question, 60)))
 	}
 	return tw.Flush()

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strconv"
 	"strings"
 	"time"
 
@@ -190,8 +191,7 @@ func (o *listOptions) print(ctx context.Context, env *command.Env, db *mailbox.D
 	if len(entries) == 0 && !o.Watch {
 		return nil
 	}
-	tw := command.NewTable(w)
-	fmt.Fprintln(tw, "NAME\tTYPE\tSTATE\tPID\tSTARTED\tACTIVE\tUNREAD\tOLDEST\tASK\tTOKENS\tCOST\tLOG")
+	tw := command.NewTable(w, "NAME", "TYPE", "STATE", "PID", "STARTED", "ACTIVE", "UNREAD", "OLDEST", "ASK", "TOKENS", "COST", "LOG")
 	for _, e := range entries {
 		state := e.State
 		if e.Detail != "" && !strings.HasPrefix(e.Detail, "pid=") {
@@ -201,7 +201,7 @@ func (o *listOptions) print(ctx context.Context, env *command.Env, db *mailbox.D
 		if a := e.Agent; a != nil {
 			typ, log = a.Type, a.Log
 			if a.PID > 0 {
-				pid = fmt.Sprint(a.PID)
+				pid = strconv.Itoa(a.PID)
 			}
 		}
 		if !e.Started.IsZero() {
@@ -223,7 +223,7 @@ func (o *listOptions) print(ctx context.Context, env *command.Env, db *mailbox.D
 		if r, ok := latest[e.Name]; ok {
 			tokens, cost = tokensOf(r.Tokens), costOf(r.CostUSD)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\n", e.Name, typ, state, pid, started, active, e.Unread.Count, oldest, ask, tokens, cost, log)
+		tw.Row(e.Name, typ, state, pid, started, active, strconv.Itoa(e.Unread.Count), oldest, ask, tokens, cost, log)
 	}
 	return tw.Flush()
 }

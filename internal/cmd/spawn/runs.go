@@ -80,8 +80,7 @@ func (o *runsOptions) run(ctx context.Context, env *command.Env, db *mailbox.DB)
 		fmt.Fprintf(env.Stderr, "spawn: note: no runs recorded for %s\n", strings.TrimSuffix(team+"/"+name, "/"))
 		return nil
 	}
-	tw := command.NewTable(env.Stdout)
-	fmt.Fprintln(tw, "NAME\tRUN\tTYPE\tSTARTED\tTOOK\tEND\tTOKENS\tCOST\tSESSION\tDETAIL")
+	tw := command.NewTable(env.Stdout, "NAME", "RUN", "TYPE", "STARTED", "TOOK", "END", "TOKENS", "COST", "SESSION", "DETAIL")
 	type total struct {
 		runs   int
 		tokens mailbox.Tokens
@@ -101,7 +100,7 @@ func (o *runsOptions) run(ctx context.Context, env *command.Env, db *mailbox.DB)
 		if r.ResetsAt != nil {
 			detail = strings.TrimPrefix(detail+"; resets "+command.FormatTime(*r.ResetsAt), "; ")
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Name, r.Run, r.Type, command.FormatTime(r.StartedAt), took, end,
+		tw.Row(r.Name, r.Run, r.Type, command.FormatTime(r.StartedAt), took, end,
 			tokensOf(r.Tokens), costOf(r.CostUSD), orDash(r.Session), orDash(env.Show(text.FirstLine(detail, 60))))
 		t := perAgent[r.Name]
 		if t == nil {

@@ -20,8 +20,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"sort"
+	"strconv"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -171,10 +171,9 @@ func (o *Options) run(ctx context.Context, env *command.Env, db *mailbox.DB) err
 			}
 		}
 	} else if len(msgs) > 0 {
-		tw := command.NewTable(out)
-		fmt.Fprintln(tw, "ID\tTO\tFROM\tAGE\tRECIPIENT\tFIRST LINE")
+		tw := command.NewTable(out, "ID", "TO", "FROM", "AGE", "RECIPIENT", "FIRST LINE")
 		for _, m := range msgs {
-			fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\n", m.ID, m.To, m.From, roster.Age(now.Sub(m.CreatedAt)), roster.Describe(m.Recipient, asks[m.To], here), env.Show(text.FirstLine(m.Body, 60)))
+			tw.Row(strconv.FormatInt(m.ID, 10), m.To, m.From, roster.Age(now.Sub(m.CreatedAt)), roster.Describe(m.Recipient, asks[m.To], here), env.Show(text.FirstLine(m.Body, 60)))
 		}
 		if err := tw.Flush(); err != nil {
 			return err
@@ -240,10 +239,9 @@ func (o *Options) idle(ctx context.Context, env *command.Env, db *mailbox.DB, he
 			}
 		}
 	} else if len(rows) > 0 {
-		tw := command.NewTable(out)
-		fmt.Fprintln(tw, "AGENT\tTYPE\tIDLE\tSINCE\tSTATE\tLOG")
+		tw := command.NewTable(out, "AGENT", "TYPE", "IDLE", "SINCE", "STATE", "LOG")
 		for _, r := range rows {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", r.Name, r.Agent.Type, roster.Age(time.Duration(r.IdleSeconds)*time.Second),
+			tw.Row(r.Name, r.Agent.Type, roster.Age(time.Duration(r.IdleSeconds)*time.Second),
 				command.FormatTime(r.LastActiveAt), r.State, r.Agent.Log)
 		}
 		if err := tw.Flush(); err != nil {
