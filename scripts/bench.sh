@@ -24,6 +24,7 @@
 #   scripts/bench.sh --base REF  # this tree against REF, paired (below)
 #   scripts/bench.sh --fleet N   # N agents: spawn 10 at a time, list, stop --all
 #   scripts/bench.sh --pair A… -- B…   # two commands of your own, paired
+#   AGMSG=DIR scripts/bench.sh --peer  # the agent's round trip against agmsg's
 #
 # --base REF builds inbox, stale and ready from the git ref REF (git archive
 # into a temporary directory) and from this tree, and runs each command of
@@ -31,11 +32,18 @@
 # moment, so a busy machine shifts both sides alike, and the median ratio
 # shows a regression even where the absolute times wander. Each is also
 # paired with the floor: scripts/benchfloor (open the SQLite file, one
-# statement) and, for --version, an empty Go main. GNU time's peak RSS and
-# minor page faults are printed for one run of each.
+# statement) and, for --version, an empty Go main; send also with
+# benchfloor -send, whose one statement is send's INSERT. GNU time's peak
+# RSS and minor page faults are printed for one run of each.
 #
 # --pair runs two given commands (neither may contain the word --) the same
 # way, RUNS pairs, and prints the one line: any two builds side by side.
+#
+# --peer pairs the agent's round trip (one process sends a message, then its
+# recipient drains it: inbox send, then inbox drain) with the same through
+# agmsg, the bash toolkit teamkit replaces (send.sh, then inbox.sh, run as
+# its SKILL.md has agents run them). AGMSG=DIR names a checkout of
+# github.com/fujibee/agmsg, else it is cloned; agmsg needs sqlite3.
 #
 # --fleet N spawns N trivial agents (sleep, no handshake) 10 at a time,
 # times spawn list at N agents paired with a one-agent team, and spawn stop
@@ -103,6 +111,29 @@ if [[ ${1:-} == --pair ]]; then
 	exit 0
 fi
 
+if [[ ${1:-} == --peer ]]; then
+	peer=$work/agmsg
+	if [[ -n ${AGMSG:-} ]]; then
+		cp -R "$AGMSG" "$peer"
+	elif ! git clone -q --depth 1 https://github.com/fujibee/agmsg "$peer" 2>/dev/null; then
+		echo "bench: --peer needs agmsg: AGMSG=DIR scripts/bench.sh --peer, DIR a checkout of github.com/fujibee/agmsg" >&2
+		exit 1
+	fi
+	command -v sqlite3 >/dev/null || { echo "bench: --peer needs sqlite3 for agmsg (apt-get install sqlite3)" >&2; exit 1; }
+	rm -rf "$peer/db" && mkdir "$peer/db"
+	"$peer/scripts/init-db.sh" >/dev/null
+	(cd "$root" && go build -tags "$TAGS" -o "$bin/" ./cmd/inbox)
+	export TEAMKIT_DB=$work/peer.db
+	"$bin/inbox" send crew w1 first >/dev/null 2>&1 && "$bin/inbox" drain crew w1 >/dev/null
+	agmsg() { "$peer/scripts/send.sh" crew lead w1 hello && "$peer/scripts/inbox.sh" crew w1; }
+	teamkit() { "$bin/inbox" send crew w1 hello --from lead && "$bin/inbox" drain crew w1; }
+	echo "load average: $(cut -d' ' -f1-3 /proc/loadavg), $(nproc) cores; $RUNS pairs; agmsg $(git -C "$peer" rev-parse --short HEAD 2>/dev/null || echo "from $AGMSG")"
+	printf '| %-44s | %8s | %8s | %6s |\n' "round trip (A = agmsg, B = teamkit)" "A ms" "B ms" "B / A"
+	printf '|%s|%s|%s|%s|\n' "----------------------------------------------" "----------" "----------" "--------"
+	paired "send, then the recipient drains it" agmsg -- teamkit
+	exit 0
+fi
+
 if [[ ${1:-} == --base ]]; then
 	ref=${2:?usage: scripts/bench.sh --base REF}
 	echo "bench: building $ref and this tree into $work" >&2
@@ -138,6 +169,7 @@ if [[ ${1:-} == --base ]]; then
 	printf '|%s|%s|%s|%s|\n' "----------------------------------------------" "----------" "----------" "--------"
 	paired "inbox --version / empty main" "$bin/empty" -- "$N/inbox" --version
 	paired "inbox send / benchfloor" "$N/benchfloor" "$db" -- "$N/inbox" send crew w1 hello
+	paired "inbox send / benchfloor -send (its INSERT)" "$N/benchfloor" -send "$db" -- "$N/inbox" send crew w1 hello
 	paired "inbox drain (empty) / benchfloor" "$N/benchfloor" "$db" -- "$N/inbox" drain crew nobody
 	paired "stale (~300 listed) / benchfloor" "$N/benchfloor" "$db" -- "$N/stale" crew --min 10
 	paired "stale (none) / benchfloor" "$N/benchfloor" "$db" -- "$N/stale" crew --min 100000

@@ -5,6 +5,12 @@
 // nothing for PostgreSQL, as inbox, stale and ready do not.
 //
 //	benchfloor DB
+//	benchfloor -send DB
+//
+// With -send the one statement is inbox send's own INSERT of a message:
+// the floor of a command that writes, which also pays SQLite's commit and,
+// as the last connection closes, its checkpoint of the WAL (two fsyncs),
+// which a read never does.
 package main
 
 import (
@@ -12,13 +18,19 @@ import (
 	"fmt"
 	"net/url"
 	"os"
+	"time"
 
 	_ "modernc.org/sqlite"
 )
 
 func main() {
-	if len(os.Args) != 2 {
-		fmt.Fprintln(os.Stderr, "usage: benchfloor DB")
+	args := os.Args[1:]
+	send := len(args) == 2 && args[0] == "-send"
+	if send {
+		args = args[1:]
+	}
+	if len(args) != 1 {
+		fmt.Fprintln(os.Stderr, "usage: benchfloor [-send] DB")
 		os.Exit(64)
 	}
 	// The options of pkg/mailbox's openSQLite.
@@ -27,10 +39,17 @@ func main() {
 	q.Set("_journal_mode", "WAL")
 	q.Set("_synchronous", "NORMAL")
 	q.Set("_txlock", "immediate")
-	db, err := sql.Open("sqlite", "file:"+(&url.URL{Path: os.Args[1]}).EscapedPath()+"?"+q.Encode())
+	db, err := sql.Open("sqlite", "file:"+(&url.URL{Path: args[0]}).EscapedPath()+"?"+q.Encode())
 	if err == nil {
-		var v int
-		err = db.QueryRow("SELECT count(*) FROM messages WHERE id = 1").Scan(&v)
+		var v int64
+		if send {
+			// pkg/mailbox's Send, its arguments as inbox send crew w1 hello passes them.
+			err = db.QueryRow(`INSERT INTO messages (team, sender, recipient, subject, body, preview, reply_to, created_at)
+				VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
+				"crew", "", "w1", "", "hello", "hello", nil, time.Now().UnixNano()).Scan(&v)
+		} else {
+			err = db.QueryRow("SELECT count(*) FROM messages WHERE id = 1").Scan(&v)
+		}
 		db.Close()
 	}
 	if err != nil {
