@@ -1,6 +1,7 @@
 package mailbox
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"errors"
@@ -434,15 +435,16 @@ type StaleMessage struct {
 }
 
 // staleQuery selects what Stale returns, by team and cut-off (and
-// recipient), from the covering index alone.
+// recipient), from the covering index alone and in its order (team,
+// created_at, id), which spares SQLite a sorter: Stale orders by id.
 func staleQuery(byRecipient bool) string {
-	q := `SELECT m.id, m.team, m.sender, m.recipient, m.subject, m.preview, m.reply_to, m.created_at
+	q := `SELECT m.id, m.sender, m.recipient, m.subject, m.preview, m.reply_to, m.created_at
 	      FROM messages m INDEXED BY messages_unread_by_age
 	      WHERE m.team = ? AND m.read_at IS NULL AND m.created_at <= ?`
 	if byRecipient {
 		q += ` AND m.recipient = ?`
 	}
-	return q + ` ORDER BY m.id`
+	return q + ` ORDER BY m.created_at, m.id`
 }
 
 // Stale returns team's messages (for one recipient when to != "") still
@@ -462,9 +464,9 @@ func (d *DB) Stale(ctx context.Context, team, to string, cutoff time.Time) ([]St
 	defer rows.Close()
 	var out []StaleMessage
 	for rows.Next() {
-		var s StaleMessage
+		s := StaleMessage{Message: Message{Team: team}}
 		var replyTo, created sql.NullInt64
-		if err := rows.Scan(&s.ID, &s.Team, &s.From, &s.To, &s.Subject, &s.Body, &replyTo, &created); err != nil {
+		if err := rows.Scan(&s.ID, &s.From, &s.To, &s.Subject, &s.Body, &replyTo, &created); err != nil {
 			return nil, d.fail("find stale messages", err)
 		}
 		s.ReplyTo, s.CreatedAt = replyTo.Int64, fromNanos(created)
@@ -474,6 +476,9 @@ func (d *DB) Stale(ctx context.Context, team, to string, cutoff time.Time) ([]St
 		return nil, d.fail("find stale messages", err)
 	}
 	rows.Close()
+	// Oldest first is by id, as ever: created_at follows the clock of
+	// whoever sent, which need not agree.
+	slices.SortFunc(out, func(a, b StaleMessage) int { return cmp.Compare(a.ID, b.ID) })
 	if err := d.attachRecipients(ctx, team, to, out); err != nil {
 		return nil, err
 	}

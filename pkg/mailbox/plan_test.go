@@ -36,8 +36,8 @@ func TestStaleUsesCoveringIndex(t *testing.T) {
 			plan = append(plan, detail)
 		}
 		rows.Close()
-		if p := strings.Join(plan, "\n"); !strings.Contains(p, "USING COVERING INDEX messages_unread_by_age") {
-			t.Errorf("stale (by recipient: %v) reads more than its index:\n%s", byRecipient, p)
+		if p := strings.Join(plan, "\n"); !strings.Contains(p, "USING COVERING INDEX messages_unread_by_age") || strings.Contains(p, "TEMP B-TREE") {
+			t.Errorf("stale (by recipient: %v) reads more than its index, or sorts:\n%s", byRecipient, p)
 		}
 	}
 }
