@@ -38,7 +38,16 @@ func (t *Table) Row(cells ...string) {
 
 // Flush writes the table to its writer.
 func (t *Table) Flush() error {
-	var b []byte
+	n := 0 // at least the table's size: pads are counted in full
+	for _, row := range t.rows {
+		for _, c := range row {
+			n += len(c) + 1
+		}
+	}
+	for _, w := range t.width {
+		n += len(t.rows) * (w + 2)
+	}
+	b := make([]byte, 0, n)
 	for _, row := range t.rows {
 		for i, c := range row {
 			b = append(b, c...)

@@ -14,8 +14,8 @@ func FirstLine(s string, max int) string {
 	if i := strings.IndexAny(s, "\r\n"); i >= 0 {
 		s = s[:i]
 	}
-	if max <= 0 {
-		return s
+	if max <= 0 || len(s) <= max {
+		return s // no more characters than bytes
 	}
 	// Counted in place: stale and spawn list cut a line per row, and
 	// converting each to runes allocated four bytes a character.
