@@ -66,11 +66,12 @@ func (d *DB) SendAll(ctx context.Context, m Message) ([]Message, error) {
 }
 
 // TeamKnown reports whether team has any agent recorded or any message: a
-// team that has neither is most likely a typo. A drain or a stale that
-// found nothing answered it in the read that found nothing, as the note
-// after either asks it next; TeamKnown takes that answer, once.
+// team that has neither is most likely a typo. A SQLite drain or a stale
+// that found nothing answered it in the read that found nothing, as the
+// note after either asks it next; TeamKnown takes that answer once, within
+// a second of that read (seenFor), and asks the database otherwise.
 func (d *DB) TeamKnown(ctx context.Context, team string) (bool, error) {
-	if known, ok := d.seen.take(team); ok {
+	if known, ok := d.seen.take(team, d.now()); ok {
 		return known, nil
 	}
 	var known bool
@@ -88,18 +89,24 @@ type teamSeen struct {
 	mu    sync.Mutex
 	team  string
 	known bool
+	at    time.Time
 }
 
-func (s *teamSeen) set(team string, known bool) {
+// seenFor is how long an empty read's answer stands in for TeamKnown's:
+// the note follows its read at once, and a caller asking later (a
+// long-lived process) gets the database's answer.
+const seenFor = time.Second
+
+func (s *teamSeen) set(team string, known bool, at time.Time) {
 	s.mu.Lock()
-	s.team, s.known = team, known
+	s.team, s.known, s.at = team, known, at
 	s.mu.Unlock()
 }
 
-func (s *teamSeen) take(team string) (known, ok bool) {
+func (s *teamSeen) take(team string, now time.Time) (known, ok bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.team == "" || s.team != team {
+	if s.team == "" || s.team != team || now.Sub(s.at) >= seenFor || now.Before(s.at) {
 		return false, false
 	}
 	known, s.team = s.known, ""

@@ -468,7 +468,7 @@ func (d *DB) migrate(ctx context.Context) error {
 // whose WAL held nothing as it was opened has it in the header openSQLite
 // read: what is left to check is that SQLite can open the file (connecting
 // reads its schema, so a damaged one fails here, in Open, as before), and
-// that costs no statement — a tenth of an agent's empty drain. Any other
+// that costs no statement (each costs a command ~0.1 ms). Any other
 // mailbox asks the backend. Either way the answer is the version at one
 // moment of the open, as a query's was: a process migrating the file
 // afterwards is met by the statements that follow.

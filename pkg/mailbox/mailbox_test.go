@@ -1356,8 +1356,15 @@ func TestOpenExisting(t *testing.T) {
 // Open takes a SQLite mailbox's schema version from the file's header only
 // while its WAL holds nothing: here a newer version waits in the WAL of a
 // connection still open, the header says the current one, and Open must
-// still refuse the file.
+// still refuse the file, named directly or through a link (whose WAL
+// SQLite names after the link's target).
 func TestOpenVersionBehindWAL(t *testing.T) {
+	for _, viaLink := range []bool{false, true} {
+		t.Run(fmt.Sprintf("link=%v", viaLink), func(t *testing.T) { testOpenVersionBehindWAL(t, viaLink) })
+	}
+}
+
+func testOpenVersionBehindWAL(t *testing.T, viaLink bool) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "m.db")
 	db, err := mailbox.Open(ctx, path, mailbox.Options{})
@@ -1384,11 +1391,18 @@ func TestOpenVersionBehindWAL(t *testing.T) {
 	if st, err := os.Stat(path + "-wal"); err != nil || st.Size() == 0 {
 		t.Fatalf("WAL: %v, %v; want the newer version in it", st, err)
 	}
-	if db, err := mailbox.Open(ctx, path, mailbox.Options{}); !errors.Is(err, mailbox.ErrTooNew) {
+	name := path
+	if viaLink {
+		name = filepath.Join(t.TempDir(), "link.db")
+		if err := os.Symlink(path, name); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if db, err := mailbox.Open(ctx, name, mailbox.Options{}); !errors.Is(err, mailbox.ErrTooNew) {
 		if err == nil {
 			db.Close()
 		}
-		t.Fatalf("Open with version 99 in the WAL: %v, want ErrTooNew", err)
+		t.Fatalf("Open of %s with version 99 in the WAL: %v, want ErrTooNew", name, err)
 	}
 }
 
@@ -1421,13 +1435,15 @@ func TestOpenDamagedSchema(t *testing.T) {
 }
 
 // SendKnown stores the message whether or not its recipient was spawned,
-// and says which it was; TeamKnown after a drain that found nothing gives
-// the answer that drain read, and asks again after.
+// and says which it was. After a drain or a stale that found nothing,
+// TeamKnown is right about a known team and a typo alike; the answer an
+// empty read left is taken once, within a second, and then the database is
+// asked again.
 func TestSendKnownTeamKnown(t *testing.T) { eachBackend(t, testSendKnownTeamKnown) }
 
 func testSendKnownTeamKnown(t *testing.T, be backend) {
 	ctx := context.Background()
-	db, _, _ := newDB(t, be)
+	db, c, _ := newDB(t, be)
 	if err := db.RecordLaunch(ctx, mailbox.Agent{Team: "t", Name: "w1", Type: "sh", Run: "r1", State: mailbox.StateRunning}); err != nil {
 		t.Fatal(err)
 	}
@@ -1441,25 +1457,37 @@ func testSendKnownTeamKnown(t *testing.T, be backend) {
 		}
 	}
 	none := func([]mailbox.Message) error { return nil }
+	old := c.Now().Add(-time.Hour) // nothing sent so long ago: every stale below is empty
 	for _, team := range []string{"t", "typo"} {
 		if msgs, err := db.Drain(ctx, team, "nobody", 0, none); err != nil || len(msgs) != 0 {
 			t.Fatalf("Drain of an empty inbox: %v, %v", msgs, err)
 		}
-		known, err := db.TeamKnown(ctx, team)
-		if err != nil || known != (team == "t") {
+		if known, err := db.TeamKnown(ctx, team); err != nil || known != (team == "t") {
 			t.Fatalf("TeamKnown(%s) after an empty drain: %v, %v", team, known, err)
 		}
+		if msgs, err := db.Stale(ctx, team, "", old); err != nil || len(msgs) != 0 {
+			t.Fatalf("Stale with nothing stale: %v, %v", msgs, err)
+		}
+		if known, err := db.TeamKnown(ctx, team); err != nil || known != (team == "t") {
+			t.Fatalf("TeamKnown(%s) after an empty stale: %v, %v", team, known, err)
+		}
 	}
-	// The drain's answer is taken once: a team that appears after it is
-	// known to the next TeamKnown.
-	if _, err := db.Drain(ctx, "late", "nobody", 0, none); err != nil {
+	if _, err := db.Stale(ctx, "late", "", old); err != nil {
 		t.Fatal(err)
 	}
 	send(t, db, "late", "lead", "w1", "now it exists")
 	if known, err := db.TeamKnown(ctx, "late"); err != nil || known {
-		t.Fatalf("TeamKnown(late) right after its empty drain: %v, %v; want the drain's answer, false", known, err)
+		t.Fatalf("TeamKnown(late) just after its empty stale: %v, %v; want that read's answer, false", known, err)
 	}
 	if known, err := db.TeamKnown(ctx, "late"); err != nil || !known {
 		t.Fatalf("TeamKnown(late) asked again: %v, %v; want true", known, err)
+	}
+	if _, err := db.Stale(ctx, "later", "", old); err != nil {
+		t.Fatal(err)
+	}
+	send(t, db, "later", "lead", "w1", "now it exists")
+	c.Add(2 * time.Second)
+	if known, err := db.TeamKnown(ctx, "later"); err != nil || !known {
+		t.Fatalf("TeamKnown(later) two seconds after its empty stale: %v, %v; want true", known, err)
 	}
 }

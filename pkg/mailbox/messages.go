@@ -242,17 +242,22 @@ func (d *DB) drain(ctx context.Context, team, to string, replyTo int64, limit in
 	}
 	free := where + ` AND (lease_until IS NULL OR lease_until <= ?)`
 	freeArgs := append(slices.Clip(args), nanos(now))
-	// Most drains find nothing (an agent drains every turn): one read says
-	// so, without the write lock and the transaction a claim takes, and
-	// answers in passing what an empty drain is asked next (TeamKnown).
-	var pending, known bool
-	if err := d.db.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM `+from+` WHERE `+free+`), `+teamKnown,
-		append(freeArgs, team, team)...).Scan(&pending, &known); err != nil {
-		return nil, d.fail("drain inbox", err)
-	}
-	if !pending {
-		d.seen.set(team, known)
-		return nil, nil
+	// Most drains find nothing (an agent drains every turn): on SQLite one
+	// read says so, without the write lock and the transaction a claim
+	// takes, and answers in passing what an empty drain is asked next
+	// (TeamKnown). On PostgreSQL the claim's SELECT … FOR UPDATE is what
+	// tells a drain pointed at a read-only standby that it is, empty inbox
+	// or not, so it stays first.
+	if _, ok := d.be.(sqliteBackend); ok {
+		var pending, known bool
+		if err := d.db.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM `+from+` WHERE `+free+`), `+teamKnown,
+			append(slices.Clip(freeArgs), team, team)...).Scan(&pending, &known); err != nil {
+			return nil, d.fail("drain inbox", err)
+		}
+		if !pending {
+			d.seen.set(team, known, d.now())
+			return nil, nil
+		}
 	}
 	var msgs []Message
 	// The claim is a write, so a database we cannot write (SQLite quietly
@@ -537,7 +542,7 @@ func (d *DB) probeMessages(ctx context.Context, team string, listed []StaleMessa
 	var known bool
 	err := d.db.QueryRowContext(ctx, `SELECT (SELECT max(id) FROM messages), `+teamKnown, team, team).Scan(&last, &known)
 	if err == nil {
-		d.seen.set(team, known)
+		d.seen.set(team, known, d.now())
 	}
 	return err
 }

@@ -238,3 +238,23 @@ func TestPostgresStaleUsesCoveringIndex(t *testing.T) {
 		}
 	}
 }
+
+// A drain pointed at a read-only server (a standby) says so, though its
+// inbox is empty: it is the claim that finds out.
+func TestPostgresReadOnlyDrain(t *testing.T) {
+	u := pgtest.URL(t)
+	open(t, u, nil).Close()
+	r := raw(t, u)
+	var name string
+	if err := r.QueryRow(`SELECT current_database()`).Scan(&name); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.Exec(`ALTER DATABASE "` + name + `" SET default_transaction_read_only = on`); err != nil {
+		t.Fatal(err)
+	}
+	db := open(t, u, nil)
+	_, err := db.Drain(context.Background(), "t", "w", 0, func([]mailbox.Message) error { return nil })
+	if !errors.Is(err, mailbox.ErrReadOnly) {
+		t.Fatalf("empty drain on a read-only server: %v, want ErrReadOnly", err)
+	}
+}

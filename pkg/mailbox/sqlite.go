@@ -48,7 +48,9 @@ func openSQLite(path string, o Options) (*DB, error) {
 		// which the commands catch), and a device is no mailbox either.
 		return nil, &Error{Op: "open mailbox", Path: path, Kind: ErrCorrupt, Err: fmt.Errorf("it is %s, not a regular file", readlimit.Kind(st.Mode()))}
 	}
-	if target, err := os.Readlink(path); err == nil {
+	target, err := os.Readlink(path)
+	link := err == nil
+	if link {
 		if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
 			// SQLite would create the link's target, or fail as if the
 			// directory were read-only: say what the path is instead.
@@ -66,9 +68,12 @@ func openSQLite(path string, o Options) (*DB, error) {
 	}
 	// The WAL first, then the header: a file whose WAL held nothing is
 	// whole, so its header's version is the schema's (DB.openVersion).
+	// SQLite names the WAL of a link after the link's target, so through a
+	// link the header is not trusted.
 	walEmpty := false
-	if st, err := os.Stat(path + "-wal"); errors.Is(err, fs.ErrNotExist) || err == nil && st.Size() == 0 {
-		walEmpty = true
+	if !link {
+		st, err := os.Stat(path + "-wal")
+		walEmpty = errors.Is(err, fs.ErrNotExist) || err == nil && st.Size() == 0
 	}
 	h := readHeader(path)
 	if err := refuseForeign(path, h); err != nil {
