@@ -2,6 +2,7 @@ package command
 
 import (
 	"io"
+	"slices"
 	"unicode/utf8"
 )
 
@@ -11,7 +12,10 @@ import (
 // goes out in one write on Flush. The cells arrive whole, so nothing parses
 // them back out of formatted lines as tabwriter did, byte by byte (a tenth
 // of a stale listing ~300 messages); tabwriter also wrote every cell and pad
-// on its own, some 4,800 write calls for 200 rows. Widths count runes.
+// on its own, some 4,800 write calls for 200 rows. Widths count runes. A
+// cell is printed as given: a tab in one stays a tab, where tabwriter split
+// the cell there (the listing commands escape control characters for a
+// terminal, Env.Show).
 type Table struct {
 	w     io.Writer
 	rows  [][]string
@@ -25,8 +29,9 @@ func NewTable(w io.Writer, header ...string) *Table {
 	return t
 }
 
-// Row adds a row of cells.
+// Row adds a row of cells (a copy: the caller may reuse its slice).
 func (t *Table) Row(cells ...string) {
+	cells = slices.Clone(cells)
 	for i, c := range cells[:max(len(cells)-1, 0)] {
 		if i == len(t.width) {
 			t.width = append(t.width, 0)
@@ -36,8 +41,12 @@ func (t *Table) Row(cells ...string) {
 	t.rows = append(t.rows, cells)
 }
 
-// Flush writes the table to its writer.
+// Flush writes the rows added since the last Flush, aligned among
+// themselves, to the table's writer.
 func (t *Table) Flush() error {
+	if len(t.rows) == 0 {
+		return nil
+	}
 	n := 0 // at least the table's size: pads are counted in full
 	for _, row := range t.rows {
 		for _, c := range row {
@@ -60,7 +69,7 @@ func (t *Table) Flush() error {
 		}
 		b = append(b, '\n')
 	}
-	t.rows = t.rows[:0]
+	t.rows, t.width = t.rows[:0], t.width[:0]
 	_, err := t.w.Write(b)
 	return err
 }

@@ -38,6 +38,31 @@ func TestTableAlignsAsTabwriter(t *testing.T) {
 	}
 }
 
+// A second Flush writes only the rows added since, aligned among
+// themselves, and nothing at all when there are none; a row's slice may be
+// reused by its caller.
+func TestTableFlushAgain(t *testing.T) {
+	var got countingWriter
+	tb := NewTable(&got, "NAME", "STATE")
+	row := []string{"a-long-name", "running"}
+	tb.Row(row...)
+	row[0] = "changed"
+	if err := tb.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	if err := tb.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	tb.Row("b", "ready")
+	if err := tb.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	want := "NAME         STATE\na-long-name  running\nb  ready\n"
+	if got.String() != want || got.writes != 2 {
+		t.Fatalf("%d writes of %q, want 2 of %q", got.writes, got.String(), want)
+	}
+}
+
 type countingWriter struct {
 	bytes.Buffer
 	writes int
