@@ -120,6 +120,28 @@ func BenchmarkDrainOne(b *testing.B) {
 // BenchmarkStale is "stale crew --min 10" without the process: every unread
 // message is a month old, so each call returns the ~300 unread of the 1k or
 // the 1M mailbox.
+// BenchmarkEmptyDrain is an agent's 'inbox' on an empty inbox, less the
+// process: open the mailbox, drain nothing, ask whether the team is known
+// (the note an empty drain prints for a typo), close.
+func BenchmarkEmptyDrain(b *testing.B) {
+	path := sizedDB(b, 1_000)
+	ctx := context.Background()
+	none := func([]mailbox.Message) error { return nil }
+	for b.Loop() {
+		db, err := mailbox.Open(ctx, path, mailbox.Options{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if msgs, err := db.Drain(ctx, "crew", "nobody", 0, none); err != nil || len(msgs) != 0 {
+			b.Fatalf("Drain: %v, %v", msgs, err)
+		}
+		if known, err := db.TeamKnown(ctx, "crew"); err != nil || !known {
+			b.Fatalf("TeamKnown: %v, %v", known, err)
+		}
+		db.Close()
+	}
+}
+
 func BenchmarkStale(b *testing.B) {
 	for _, s := range sizes {
 		b.Run(s.name, func(b *testing.B) {
