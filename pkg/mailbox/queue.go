@@ -146,6 +146,8 @@ func (d *DB) Dequeue(ctx context.Context, team, name, run, state string) (bool, 
 
 // HostAgents lists the launches recorded on host that have not ended
 // (queued ones included), in every team: what counts against its cap.
+// Their tasks are not read (Task is ""): every spawn under a cap counts
+// them.
 func (d *DB) HostAgents(ctx context.Context, host string) ([]Agent, error) {
 	a, err := hostAgents(ctx, d.db, host)
 	return a, d.fail("list host agents", err)
@@ -168,7 +170,7 @@ func admissible(ctx context.Context, db rowsQuerier, host string, holds func(Age
 }
 
 func hostAgents(ctx context.Context, db rowsQuerier, host string) ([]Agent, error) {
-	rows, err := db.QueryContext(ctx, `SELECT `+agentColsAs("a")+` FROM agents a WHERE host = ? AND state NOT IN (?, ?)`,
+	rows, err := db.QueryContext(ctx, `SELECT `+agentCols("a", false)+` FROM agents a WHERE host = ? AND state NOT IN (?, ?)`,
 		host, StateExited, StateFailed)
 	if err != nil {
 		return nil, err

@@ -258,9 +258,10 @@ type Entry struct {
 }
 
 // Team lists every agent recorded in team, and every name holding unread
-// mail that was never spawned, by name.
+// mail that was never spawned, by name. The agents' tasks are not read
+// (Agent.Task is ""; mailbox.DB.AgentsWithoutTasks).
 func Team(ctx context.Context, db *mailbox.DB, team string, here Here) ([]Entry, error) {
-	agents, err := db.Agents(ctx, team)
+	agents, err := db.AgentsWithoutTasks(ctx, team)
 	if err != nil {
 		return nil, err
 	}

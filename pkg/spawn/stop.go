@@ -210,7 +210,7 @@ func StopAll(ctx context.Context, db *mailbox.DB, agents []mailbox.Agent, o Stop
 	}
 	if len(runs) > 0 {
 		db.Watch(ctx, team, time.Now().Add(5*time.Second), func() (bool, error) {
-			now, err := db.Agents(ctx, team)
+			now, err := db.AgentsWithoutTasks(ctx, team)
 			if err != nil {
 				return true, nil
 			}
