@@ -3,6 +3,7 @@
 package teamkit_test
 
 import (
+	"debug/elf"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -55,6 +56,44 @@ func TestSQLiteCommandsLinkNoPostgres(t *testing.T) {
 	for _, cmd := range []string{"teamkit-postgres", "spawn", "ask", "resume"} {
 		if !goList(t, "./cmd/"+cmd)["github.com/teamkit/teamkit/pkg/mailbox/pgdriver"] {
 			t.Errorf("cmd/%s does not link the PostgreSQL client", cmd)
+		}
+	}
+}
+
+// inbox, stale and ready link only the mailbox methods they call. A type
+// the linker takes for one converted to an interface (a generic's type
+// argument, a parameter of a method of an interface's type) keeps every
+// exported method it has, since text/template, linked for urfave/cli's
+// help, calls methods by name: inbox once linked all of *mailbox.DB's
+// (command.WithMailbox, mailbox's dbRef). Enqueue is spawn's and
+// CreateAsk ask's; none of the three calls them.
+func TestQuickCommandsLinkOnlyTheMailboxMethodsTheyCall(t *testing.T) {
+	bin := t.TempDir()
+	if out, err := exec.Command("go", "build", "-tags", buildTags, "-o", bin+"/", "./cmd/inbox", "./cmd/stale", "./cmd/ready").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	for _, cmd := range []string{"inbox", "stale", "ready"} {
+		f, err := elf.Open(filepath.Join(bin, cmd))
+		if err != nil {
+			t.Fatal(err)
+		}
+		syms, err := f.Symbols()
+		f.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		linked := map[string]bool{}
+		for _, s := range syms {
+			linked[s.Name] = true
+		}
+		const db = "github.com/teamkit/teamkit/pkg/mailbox.(*DB)."
+		if !linked[db+"Close"] {
+			t.Fatalf("%s: no %sClose among %d symbols: the check looks at the wrong names", cmd, db, len(syms))
+		}
+		for _, m := range []string{"Enqueue", "CreateAsk"} {
+			if linked[db+m] {
+				t.Errorf("%s links %s%s, which it never calls", cmd, db, m)
+			}
 		}
 	}
 }

@@ -82,21 +82,25 @@ func OpenMailbox(ctx context.Context, c *cli.Context, env *Env) (*mailbox.DB, er
 	return openMailbox(ctx, c, env, path, explicit)
 }
 
-// ParseThenRun is gh's shape for a command that acts on the mailbox: parse
-// the command line (and environment, and stdin) into options, refusing bad
-// input before the mailbox is touched, then open the mailbox and run the
-// options against it.
-func ParseThenRun[O any](c *cli.Context, env *Env, parse func(*cli.Context, *Env) (O, error), run func(O, context.Context, *Env, *mailbox.DB) error) error {
-	o, err := parse(c, env)
-	if err != nil {
-		return err
-	}
+// WithMailbox opens the command's mailbox, runs run against it, and closes
+// it. It is the second half of gh's shape for a command that acts on the
+// mailbox: the command line (and environment, and stdin) is parsed into
+// options first, refusing bad input before the mailbox is touched, and run
+// is the options' method (o.run).
+//
+// It is not generic over the options, as it once was, on purpose: a
+// generic function's dictionary marks its type arguments, and every type
+// they reach (its run's *mailbox.DB), as converted to an interface, and
+// with text/template in the binary (urfave/cli's help calls methods by
+// name) the linker then keeps every exported method of each. inbox linked
+// all of *mailbox.DB's methods, and what they call.
+func WithMailbox(c *cli.Context, env *Env, run func(context.Context, *Env, *mailbox.DB) error) error {
 	db, err := OpenMailbox(c.Context, c, env)
 	if err != nil {
 		return err
 	}
 	defer db.Close()
-	return run(o, c.Context, env, db)
+	return run(c.Context, env, db)
 }
 
 // OpenMailboxAt opens the mailbox at path (a file or a URL the user gave,

@@ -14,7 +14,7 @@ type Lock struct {
 // Lock returns the lock named key for team (say "w1.spawn", or "resume").
 // It is not taken until TryLock.
 func (d *DB) Lock(team, key string) (*Lock, error) {
-	return d.be.lock(d, team, key)
+	return d.be.lock((*dbRef)(d), team, key)
 }
 
 // TryLock takes the lock if it is free and reports whether it did; it never

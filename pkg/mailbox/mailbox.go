@@ -181,16 +181,16 @@ type backend interface {
 	setVersion(ctx context.Context, tx *sql.Tx, v int) error
 	// begin starts a write transaction; serialized ones never interleave
 	// with each other (inTx). SQLite serializes every write transaction.
-	begin(ctx context.Context, d *DB, serialized bool) (*sql.Tx, error)
+	begin(ctx context.Context, db *sql.DB, serialized bool) (*sql.Tx, error)
 	// claim selects the unclaimed unread messages FROM from WHERE where
 	// (with args) oldest first (at most limit, 0 for all) inside tx, and
 	// leases them to token until the given time (Unix nanoseconds), so
 	// that no concurrent drain can get them meanwhile (committed with tx).
 	claim(ctx context.Context, tx *sql.Tx, from, where string, args []any, limit int, token, until int64) ([]Message, error)
 	// lock is the named lock of team (see Lock).
-	lock(d *DB, team, key string) (*Lock, error)
+	lock(d *dbRef, team, key string) (*Lock, error)
 	// watch is Watch.
-	watch(ctx context.Context, d *DB, t topic, deadline time.Time, check func() (bool, error)) (bool, error)
+	watch(ctx context.Context, d *dbRef, t topic, deadline time.Time, check func() (bool, error)) (bool, error)
 	// kindOf classifies a driver error as one of the sentinels, or nil.
 	kindOf(err error) error
 	// tables lists the mailbox's tables (not the backend's bookkeeping).
@@ -201,6 +201,14 @@ type backend interface {
 	// "" when the database has no clock of its own (SQLite).
 	clock() string
 }
+
+// dbRef is a DB as backend's methods take it, and not *DB itself: the
+// linker counts the types a method of a type held in an interface takes
+// as reachable by reflection, and with text/template linked (urfave/cli's
+// help calls methods by name) it then keeps every exported method of each
+// such type, used or not. With *DB there, inbox linked all of DB's
+// methods and what they call. A dbRef has none.
+type dbRef DB
 
 // queryStrings runs a query of one text column, in tx (a *sql.Tx) or
 // outside any transaction (the *sql.DB).
@@ -386,7 +394,7 @@ func (d *DB) inTx(ctx context.Context, op string, fn func(tx *sql.Tx) error) err
 // txn is inTx, or with serialized false a transaction that relies on row
 // locks alone (a drain's claim).
 func (d *DB) txn(ctx context.Context, op string, serialized bool, fn func(tx *sql.Tx) error) error {
-	tx, err := d.be.begin(ctx, d, serialized)
+	tx, err := d.be.begin(ctx, d.db, serialized)
 	if err != nil {
 		return d.fail(op, err)
 	}
@@ -529,7 +537,7 @@ func (t topic) wakes(payload string) bool {
 }
 
 func (d *DB) watch(ctx context.Context, t topic, deadline time.Time, check func() (bool, error)) (ok bool, err error) {
-	ok, err = d.be.watch(ctx, d, t, deadline, check)
+	ok, err = d.be.watch(ctx, (*dbRef)(d), t, deadline, check)
 	if err != nil && ctx.Err() == nil {
 		return ok, d.fail("watch mailbox", err)
 	}

@@ -108,8 +108,8 @@ func (pgBackend) kindOf(err error) error { return pgKind(err) }
 // every connection to this schema, as SQLite's write lock does.
 const writeLock = `SELECT pg_advisory_xact_lock(hashtextextended('teamkit/' || current_schema() || '/write', 0))`
 
-func (pgBackend) begin(ctx context.Context, d *DB, serialized bool) (*sql.Tx, error) {
-	tx, err := d.db.BeginTx(ctx, nil)
+func (pgBackend) begin(ctx context.Context, db *sql.DB, serialized bool) (*sql.Tx, error) {
+	tx, err := db.BeginTx(ctx, nil)
 	if err != nil || !serialized {
 		return tx, err
 	}
@@ -174,7 +174,8 @@ func (pgBackend) setVersion(ctx context.Context, tx *sql.Tx, v int) error {
 // for as long as the lock is held. The server releases it when the session
 // ends: the holder exits or dies, or its host drops off the network (once
 // the server notices, by TCP keepalive).
-func (pgBackend) lock(d *DB, team, key string) (*Lock, error) {
+func (pgBackend) lock(r *dbRef, team, key string) (*Lock, error) {
+	d := (*DB)(r)
 	var conn *sql.Conn
 	name := team + "/" + key
 	l := &Lock{}
@@ -228,7 +229,8 @@ var pgSafetyPoll = 5 * time.Second
 // until the deadline, and once listening again the check runs first, so
 // nothing sent while the connection was down is missed. Only when the
 // deadline passes with the server still away does the error come out.
-func (pgBackend) watch(ctx context.Context, d *DB, t topic, deadline time.Time, check func() (bool, error)) (bool, error) {
+func (pgBackend) watch(ctx context.Context, r *dbRef, t topic, deadline time.Time, check func() (bool, error)) (bool, error) {
+	d := (*DB)(r)
 	backoff := minBackoff
 	for {
 		began := time.Now()

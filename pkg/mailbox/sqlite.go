@@ -179,8 +179,8 @@ func (sqliteBackend) kindOf(err error) error {
 
 // begin is BEGIN IMMEDIATE (the DSN's _txlock): every write transaction
 // takes the write lock first, serialized or not.
-func (sqliteBackend) begin(ctx context.Context, d *DB, _ bool) (*sql.Tx, error) {
-	return d.db.BeginTx(ctx, nil)
+func (sqliteBackend) begin(ctx context.Context, db *sql.DB, _ bool) (*sql.Tx, error) {
+	return db.BeginTx(ctx, nil)
 }
 
 // unreadByRecipient names the partial index that drain and peek must use.
@@ -226,7 +226,7 @@ func (sqliteBackend) setVersion(ctx context.Context, tx *sql.Tx, v int) error {
 // every process using this mailbox contends for the same lock whatever its
 // XDG_STATE_HOME. The kernel releases it when its holder dies, even by
 // SIGKILL.
-func (sqliteBackend) lock(d *DB, team, key string) (*Lock, error) {
+func (sqliteBackend) lock(d *dbRef, team, key string) (*Lock, error) {
 	dir := filepath.Join(d.path+"-locks", team)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("create lock directory: %w", err)
@@ -253,7 +253,7 @@ const sqliteFallbackPoll = 50 * time.Millisecond
 // when another connection commits, a few microseconds to read — only when
 // woken. check runs only when that counter moved. An idle waiter is a
 // process blocked in read(2).
-func (sqliteBackend) watch(ctx context.Context, d *DB, _ topic, deadline time.Time, check func() (bool, error)) (bool, error) {
+func (sqliteBackend) watch(ctx context.Context, d *dbRef, _ topic, deadline time.Time, check func() (bool, error)) (bool, error) {
 	conn, err := d.db.Conn(ctx)
 	if err != nil {
 		return false, err

@@ -107,7 +107,11 @@ type Options struct {
 }
 
 func runAsk(c *cli.Context, env *command.Env) error {
-	return command.ParseThenRun(c, env, parseAsk, (*Options).run)
+	o, err := parseAsk(c, env)
+	if err != nil {
+		return err
+	}
+	return command.WithMailbox(c, env, o.run)
 }
 
 // parseAsk reads the command line, the environment spawn set and, when no
@@ -257,7 +261,11 @@ type ListOptions struct {
 }
 
 func runList(c *cli.Context, env *command.Env) error {
-	return command.ParseThenRun(c, env, parseList, (*ListOptions).run)
+	o, err := parseList(c, env)
+	if err != nil {
+		return err
+	}
+	return command.WithMailbox(c, env, o.run)
 }
 
 func parseList(c *cli.Context, env *command.Env) (*ListOptions, error) {
@@ -313,7 +321,11 @@ type AnswerOptions struct {
 }
 
 func runAnswer(c *cli.Context, env *command.Env) error {
-	return command.ParseThenRun(c, env, parseAnswer, (*AnswerOptions).run)
+	o, err := parseAnswer(c, env)
+	if err != nil {
+		return err
+	}
+	return command.WithMailbox(c, env, o.run)
 }
 
 func parseAnswer(c *cli.Context, env *command.Env) (*AnswerOptions, error) {

@@ -23,7 +23,13 @@ func copyCommand(env *command.Env) *cli.Command {
 		Flags: command.Common(
 			&cli.StringFlag{Name: "to", Usage: "the target mailbox: a `DB` path or postgres:// URL (required)"},
 		),
-		Action: func(c *cli.Context) error { return command.ParseThenRun(c, env, parseCopy, (*copyOptions).run) },
+		Action: func(c *cli.Context) error {
+			o, err := parseCopy(c, env)
+			if err != nil {
+				return err
+			}
+			return command.WithMailbox(c, env, o.run)
+		},
 	}
 }
 

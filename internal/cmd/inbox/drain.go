@@ -41,7 +41,13 @@ func drainCommand(env *command.Env) *cli.Command {
 			&cli.StringFlag{Name: "format", Usage: "print each message with a Go `TEMPLATE` ({{.ID}} {{.From}} {{firstline .Body}} …)"},
 			command.DurationFlag("lease", "how long the messages being printed stay this drain's before another drain may take them again (default 30s)"),
 		),
-		Action: func(c *cli.Context) error { return command.ParseThenRun(c, env, parseDrain, (*drainOptions).run) },
+		Action: func(c *cli.Context) error {
+			o, err := parseDrain(c, env)
+			if err != nil {
+				return err
+			}
+			return command.WithMailbox(c, env, o.run)
+		},
 	}
 }
 

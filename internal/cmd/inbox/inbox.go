@@ -20,7 +20,7 @@
 // Each verb has a file of its own (send.go, drain.go, list.go, prune.go,
 // copy.go): its command definition, its options, the parse that fills them
 // in, refusing bad input before the mailbox is opened, and the run that
-// acts on them (command.ParseThenRun).
+// acts on them (command.WithMailbox).
 //
 // Internal: the commands' own code; no user should import it.
 package inbox

@@ -25,8 +25,14 @@ func listCommand(env *command.Env) *cli.Command {
 			"Examples:\n" +
 			"   inbox list myteam            # every unread message of the team\n" +
 			"   inbox list myteam w1 --all   # w1's whole history",
-		Flags:  command.Common(&cli.BoolFlag{Name: "all", Usage: "include messages already read"}),
-		Action: func(c *cli.Context) error { return command.ParseThenRun(c, env, parseList, (*listOptions).run) },
+		Flags: command.Common(&cli.BoolFlag{Name: "all", Usage: "include messages already read"}),
+		Action: func(c *cli.Context) error {
+			o, err := parseList(c, env)
+			if err != nil {
+				return err
+			}
+			return command.WithMailbox(c, env, o.run)
+		},
 	}
 }
 

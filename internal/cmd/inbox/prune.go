@@ -26,7 +26,13 @@ func pruneCommand(env *command.Env) *cli.Command {
 			command.DurationFlag("older", "what to remove: older than `D` (30d, 12h; required)"),
 			&cli.BoolFlag{Name: "dry-run", Usage: "say what would be removed, remove nothing"},
 		),
-		Action: func(c *cli.Context) error { return command.ParseThenRun(c, env, parsePrune, (*pruneOptions).run) },
+		Action: func(c *cli.Context) error {
+			o, err := parsePrune(c, env)
+			if err != nil {
+				return err
+			}
+			return command.WithMailbox(c, env, o.run)
+		},
 	}
 }
 

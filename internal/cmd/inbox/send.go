@@ -31,7 +31,13 @@ func sendCommand(env *command.Env) *cli.Command {
 			&cli.Int64Flag{Name: "reply-to", Usage: "`ID` of the message this answers"},
 			&cli.BoolFlag{Name: "all", Usage: "one message to every agent recorded in the team (not the sender)"},
 		),
-		Action: func(c *cli.Context) error { return command.ParseThenRun(c, env, parseSend, (*sendOptions).run) },
+		Action: func(c *cli.Context) error {
+			o, err := parseSend(c, env)
+			if err != nil {
+				return err
+			}
+			return command.WithMailbox(c, env, o.run)
+		},
 	}
 }
 

@@ -38,7 +38,13 @@ func stopHookCommand(env *command.Env) *cli.Command {
 			&cli.IntFlag{Name: "max", Value: 5, Usage: "block at most `N` stops of one run"},
 			&cli.StringFlag{Name: "inbox", Value: "inbox", Usage: "the inbox command as the briefing spells it (`PATH`), for the reason"},
 		),
-		Action: func(c *cli.Context) error { return command.ParseThenRun(c, env, parseStopHook, (*stopHookOptions).run) },
+		Action: func(c *cli.Context) error {
+			o, err := parseStopHook(c, env)
+			if err != nil {
+				return err
+			}
+			return command.WithMailbox(c, env, o.run)
+		},
 	}
 }
 

@@ -31,7 +31,13 @@ func build(env *command.Env) *cli.App {
 			UsageText:   "ready " + name + " <team> <name> [--run RUN] [--json]",
 			Description: "Example:\n   ready " + name + " myteam w1      # inside an agent: ready " + name,
 			Flags:       command.Common(runFlag),
-			Action:      func(c *cli.Context) error { return command.ParseThenRun(c, env, parse, fn) },
+			Action: func(c *cli.Context) error {
+				o, err := parse(c, env)
+				if err != nil {
+					return err
+				}
+				return command.WithMailbox(c, env, func(ctx context.Context, env *command.Env, db *mailbox.DB) error { return fn(o, ctx, env, db) })
+			},
 		}
 	}
 	return &cli.App{

@@ -155,7 +155,11 @@ type Options struct {
 
 func run(c *cli.Context, env *command.Env, h Hooks) error {
 	parse := func(c *cli.Context, env *command.Env) (*Options, error) { return parseResume(c, env, h) }
-	return command.ParseThenRun(c, env, parse, (*Options).run)
+	o, err := parse(c, env)
+	if err != nil {
+		return err
+	}
+	return command.WithMailbox(c, env, o.run)
 }
 
 func parseResume(c *cli.Context, env *command.Env, h Hooks) (*Options, error) {
@@ -379,7 +383,11 @@ func setPaused(c *cli.Context, env *command.Env, paused bool) error {
 		}
 		return &PauseOptions{Team: team, Paused: paused, JSON: c.Bool("json")}, nil
 	}
-	return command.ParseThenRun(c, env, parse, (*PauseOptions).run)
+	o, err := parse(c, env)
+	if err != nil {
+		return err
+	}
+	return command.WithMailbox(c, env, o.run)
 }
 
 // run throws or clears the team's kill-switch.

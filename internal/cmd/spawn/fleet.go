@@ -42,7 +42,13 @@ func listCommand(env *command.Env) *cli.Command {
 			&cli.BoolFlag{Name: "watch", Aliases: []string{"w"}, Usage: "redraw the table until interrupted"},
 			command.DurationFlagDefault("interval", "redraw --watch's table at least every `D` (2 = 2s, 500ms)", defaultWatchInterval),
 		),
-		Action: func(c *cli.Context) error { return command.ParseThenRun(c, env, parseList, (*listOptions).run) },
+		Action: func(c *cli.Context) error {
+			o, err := parseList(c, env)
+			if err != nil {
+				return err
+			}
+			return command.WithMailbox(c, env, o.run)
+		},
 	}
 }
 
@@ -56,7 +62,13 @@ func logCommand(env *command.Env) *cli.Command {
 			"Examples:\n   spawn log myteam w1\n   spawn log myteam w1 --follow     # like tail -f, returns when the agent's run ends",
 		Flags: []cli.Flag{command.DBFlag,
 			&cli.BoolFlag{Name: "follow", Aliases: []string{"f"}, Usage: "keep printing what is appended, until the run ends"}},
-		Action: func(c *cli.Context) error { return command.ParseThenRun(c, env, parseLog, (*logOptions).run) },
+		Action: func(c *cli.Context) error {
+			o, err := parseLog(c, env)
+			if err != nil {
+				return err
+			}
+			return command.WithMailbox(c, env, o.run)
+		},
 	}
 }
 

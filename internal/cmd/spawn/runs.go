@@ -45,7 +45,11 @@ type runsOptions struct {
 }
 
 func runRuns(c *cli.Context, env *command.Env) error {
-	return command.ParseThenRun(c, env, parseRuns, (*runsOptions).run)
+	o, err := parseRuns(c, env)
+	if err != nil {
+		return err
+	}
+	return command.WithMailbox(c, env, o.run)
 }
 
 func parseRuns(c *cli.Context, env *command.Env) (*runsOptions, error) {

@@ -145,7 +145,11 @@ type Options struct {
 }
 
 func run(c *cli.Context, env *command.Env) error {
-	return command.ParseThenRun(c, env, parseSpawn, (*Options).run)
+	o, err := parseSpawn(c, env)
+	if err != nil {
+		return err
+	}
+	return command.WithMailbox(c, env, o.run)
 }
 
 // parseSpawn reads the command line, the environment and, for --task-file,

@@ -53,7 +53,13 @@ func stopCommand(env *command.Env) *cli.Command {
 			&cli.BoolFlag{Name: "clean", Usage: "remove the agent's worktree and branch too, if they hold no work"},
 			graceFlag(),
 		),
-		Action: func(c *cli.Context) error { return command.ParseThenRun(c, env, parseStop, (*stopOptions).run) },
+		Action: func(c *cli.Context) error {
+			o, err := parseStop(c, env)
+			if err != nil {
+				return err
+			}
+			return command.WithMailbox(c, env, o.run)
+		},
 	}
 }
 

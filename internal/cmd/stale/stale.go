@@ -101,7 +101,11 @@ type Options struct {
 }
 
 func run(c *cli.Context, env *command.Env) error {
-	return command.ParseThenRun(c, env, parse, (*Options).run)
+	o, err := parse(c, env)
+	if err != nil {
+		return err
+	}
+	return command.WithMailbox(c, env, o.run)
 }
 
 func parse(c *cli.Context, env *command.Env) (*Options, error) {
