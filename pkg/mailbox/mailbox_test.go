@@ -1147,7 +1147,21 @@ func testWatch(t *testing.T, be backend) {
 	mailbox.NoSafetyPolls(t)
 	ctx := context.Background()
 	db, _, path := newDB(t, be)
-	other := open(t, path, nil)
+	wokenBySend(t, db, open(t, path, nil))
+	ok, err := db.Watch(ctx, "t", time.Now().Add(20*time.Millisecond), func() (bool, error) { return false, nil })
+	if ok || err != nil {
+		t.Fatalf("Watch past its deadline = %v, %v; want false, nil", ok, err)
+	}
+}
+
+// wokenBySend fails t unless a Watch on db for a message to t/w, which
+// finds none at first, is woken by other's send of one (with the safety
+// polls off: NoSafetyPolls): within a minute, where the Watch's own
+// deadline, after which it would look once more, is an hour away.
+func wokenBySend(t *testing.T, db, other *mailbox.DB) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
 	type result struct {
 		ok     bool
 		err    error
@@ -1157,7 +1171,7 @@ func testWatch(t *testing.T, be backend) {
 	done := make(chan result, 1)
 	go func() {
 		checks := 0
-		ok, err := db.Watch(ctx, "t", time.Now().Add(10*time.Minute), func() (bool, error) {
+		ok, err := db.Watch(ctx, "t", time.Now().Add(time.Hour), func() (bool, error) {
 			checks++
 			p, err := db.Peek(ctx, "t", "w", 0)
 			if checks == 1 {
@@ -1169,13 +1183,44 @@ func testWatch(t *testing.T, be backend) {
 	}()
 	<-waiting
 	send(t, other, "t", "s", "w", "wake")
-	r := <-done
-	if !r.ok || r.err != nil || r.checks < 2 {
-		t.Fatalf("Watch = %v, %v after %d checks; want true, woken by the send", r.ok, r.err, r.checks)
+	select {
+	case r := <-done:
+		if !r.ok || r.err != nil || r.checks < 2 {
+			t.Fatalf("Watch = %v, %v after %d checks; want true, woken by the send", r.ok, r.err, r.checks)
+		}
+	case <-time.After(time.Minute):
+		t.Fatal("the send did not wake the Watch within a minute")
 	}
-	ok, err := db.Watch(ctx, "t", time.Now().Add(20*time.Millisecond), func() (bool, error) { return false, nil })
-	if ok || err != nil {
-		t.Fatalf("Watch past its deadline = %v, %v; want false, nil", ok, err)
+}
+
+// A mailbox opened through a link (in another directory) is the file the
+// link points to, whose WAL SQLite names after the file: a waiter there is
+// woken by a send through the file's own name, and the two names share
+// their locks.
+func TestLinkedMailbox(t *testing.T) {
+	mailbox.NoSafetyPolls(t)
+	path := filepath.Join(t.TempDir(), "real.db")
+	real := open(t, path, nil)
+	link := filepath.Join(t.TempDir(), "link.db")
+	if err := os.Symlink(path, link); err != nil {
+		t.Fatal(err)
+	}
+	linked := open(t, link, nil)
+	wokenBySend(t, linked, real)
+	held, err := real.Lock("t", "w.spawn")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ok, err := held.TryLock(); !ok || err != nil {
+		t.Fatalf("TryLock = %v, %v", ok, err)
+	}
+	defer held.Unlock()
+	other, err := linked.Lock("t", "w.spawn")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ok, err := other.TryLock(); ok || err != nil {
+		t.Fatalf("TryLock through the link while held through the file = %v, %v; want false", ok, err)
 	}
 }
 

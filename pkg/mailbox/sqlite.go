@@ -33,7 +33,7 @@ type sqliteBackend struct{}
 const walLimit = 4 << 20
 
 func (sqliteBackend) checkpoint(d *DB) {
-	if st, err := os.Stat(d.path + "-wal"); err == nil && st.Size() > walLimit {
+	if st, err := os.Stat(d.file + "-wal"); err == nil && st.Size() > walLimit {
 		d.db.ExecContext(context.Background(), `PRAGMA wal_checkpoint(PASSIVE)`)
 	}
 }
@@ -66,13 +66,22 @@ func openSQLite(path string, o Options) (*DB, error) {
 			return nil, &Error{Op: "create mailbox directory", Path: dir, Err: err}
 		}
 	}
+	// SQLite opens the file a link points to and names its WAL after that
+	// file, not after the link: file is where the WAL is, and so where the
+	// waiter watches and the locks are, whichever name a process uses.
+	file := path
+	if link {
+		if f, err := filepath.EvalSymlinks(path); err == nil {
+			file = f
+		}
+	}
 	// The WAL first, then the header: a file whose WAL held nothing is
 	// whole, so its header's version is the schema's (DB.openVersion).
-	// SQLite names the WAL of a link after the link's target, so through a
-	// link the header is not trusted.
+	// Through a link whose target cannot be named, the header is not
+	// trusted.
 	walEmpty := false
-	if !link {
-		st, err := os.Stat(path + "-wal")
+	if !link || file != path {
+		st, err := os.Stat(file + "-wal")
 		walEmpty = errors.Is(err, fs.ErrNotExist) || err == nil && st.Size() == 0
 	}
 	h := readHeader(path)
@@ -89,7 +98,7 @@ func openSQLite(path string, o Options) (*DB, error) {
 	if err != nil {
 		return nil, &Error{Op: "open mailbox", Path: path, Err: err}
 	}
-	d := &DB{db: sdb, be: sqliteBackend{}, path: path, now: o.Now}
+	d := &DB{db: sdb, be: sqliteBackend{}, path: path, file: file, now: o.Now}
 	if walEmpty && h.wal() {
 		d.headerVersion = h.userVersion()
 	}
@@ -222,12 +231,13 @@ func (sqliteBackend) setVersion(ctx context.Context, tx *sql.Tx, v int) error {
 	return err
 }
 
-// lock is a file lock beside the database, in "<db>-locks/<team>/", so
-// every process using this mailbox contends for the same lock whatever its
-// XDG_STATE_HOME. The kernel releases it when its holder dies, even by
+// lock is a file lock beside the database, in "<db>-locks/<team>/" (the
+// file a link points to: DB.file), so every process using this mailbox
+// contends for the same lock whatever its XDG_STATE_HOME or the name it
+// gave the file. The kernel releases it when its holder dies, even by
 // SIGKILL.
 func (sqliteBackend) lock(d *dbRef, team, key string) (*Lock, error) {
-	dir := filepath.Join(d.path+"-locks", team)
+	dir := filepath.Join(d.file+"-locks", team)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("create lock directory: %w", err)
 	}
@@ -261,7 +271,7 @@ func (sqliteBackend) watch(ctx context.Context, d *dbRef, _ topic, deadline time
 	defer conn.Close()
 	wake := make(chan struct{}, 1)
 	poll := sqliteSafetyPoll
-	dir := filepath.Dir(d.path)
+	dir := filepath.Dir(d.file)
 	if w, err := fsnotify.NewWatcher(); err != nil {
 		poll = sqliteFallbackPoll
 	} else {
@@ -282,7 +292,7 @@ func (sqliteBackend) watch(ctx context.Context, d *dbRef, _ topic, deadline time
 		if err := w.Add(dir); err != nil {
 			poll = sqliteFallbackPoll
 		} else {
-			go forwardChanges(w, filepath.Base(d.path), wake)
+			go forwardChanges(w, filepath.Base(d.file), wake)
 		}
 	}
 	last := int64(-1)
