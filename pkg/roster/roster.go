@@ -232,6 +232,42 @@ func Describe(a *mailbox.Agent, ask *mailbox.Ask, here Here) string {
 	return s + " " + d
 }
 
+// DescribeAll is Describe for each of agents (nil: a name never spawned),
+// each with its open ask, which asks supplies (OpenAsks) but is asked for
+// only when one of agents is not running: an ask changes only what State
+// calls an agent recorded as exited or judged gone (awaiting-human), and
+// the recipients stale lists are mostly running or never spawned. An
+// agent listed many times (one per message to it) is judged once.
+func DescribeAll(agents []*mailbox.Agent, here Here, asks func() (map[string]*mailbox.Ask, error)) ([]string, error) {
+	type judged struct{ state, detail string }
+	seen := map[*mailbox.Agent]judged{}
+	var open map[string]*mailbox.Ask
+	for _, a := range agents {
+		if _, ok := seen[a]; ok {
+			continue
+		}
+		s, d := State(a, nil, here)
+		if a != nil && (s == Exited || s == Lost) {
+			if open == nil {
+				var err error
+				if open, err = asks(); err != nil {
+					return nil, err
+				}
+			}
+			s, d = State(a, open[a.Name], here)
+		}
+		seen[a] = judged{s, d}
+	}
+	out := make([]string, len(agents))
+	for i, a := range agents {
+		out[i] = seen[a].state
+		if d := seen[a].detail; d != "" {
+			out[i] += " " + d
+		}
+	}
+	return out, nil
+}
+
 // OpenAsks returns team's awaiting asks by agent (the newest one of each).
 func OpenAsks(ctx context.Context, db *mailbox.DB, team string) (map[string]*mailbox.Ask, error) {
 	asks, err := db.Asks(ctx, team, mailbox.AskAwaiting)

@@ -58,6 +58,49 @@ func TestDescribe(t *testing.T) {
 	}
 }
 
+// DescribeAll says what Describe says of each agent with its open ask,
+// and reads the asks only when an agent listed is not running.
+func TestDescribeAll(t *testing.T) {
+	self, err := proc.Self()
+	if err != nil {
+		t.Fatal(err)
+	}
+	code := 0
+	here := roster.Here{Host: "here", Now: time.Now()}
+	live := &mailbox.Agent{Name: "live", State: mailbox.StateRunning, PID: self.PID, PIDStart: self.Start, BootID: self.Boot}
+	failed := &mailbox.Agent{Name: "failed", State: mailbox.StateFailed}
+	exited := &mailbox.Agent{Name: "exited", State: mailbox.StateExited, ExitCode: &code}
+	gone := &mailbox.Agent{Name: "gone", State: mailbox.StateRunning, PID: self.PID, PIDStart: self.Start + 1, BootID: self.Boot}
+	quiet := &mailbox.Agent{Name: "quiet", State: mailbox.StateExited, ExitCode: &code}
+	open := map[string]*mailbox.Ask{"exited": {ID: 7}, "gone": {ID: 8}, "live": {ID: 9}}
+	for _, tc := range []struct {
+		agents []*mailbox.Agent
+		reads  int
+	}{
+		{[]*mailbox.Agent{nil, live, failed, live, nil}, 0},
+		{[]*mailbox.Agent{live, exited, gone, quiet, exited, nil}, 1},
+		{nil, 0},
+	} {
+		reads := 0
+		got, err := roster.DescribeAll(tc.agents, here, func() (map[string]*mailbox.Ask, error) { reads++; return open, nil })
+		if err != nil || len(got) != len(tc.agents) || reads != tc.reads {
+			t.Fatalf("DescribeAll = %q, %v after %d reads of the asks; want %d descriptions after %d", got, err, reads, len(tc.agents), tc.reads)
+		}
+		for i, a := range tc.agents {
+			var ask *mailbox.Ask
+			if a != nil {
+				ask = open[a.Name]
+			}
+			if want := roster.Describe(a, ask, here); got[i] != want {
+				t.Errorf("DescribeAll[%d] = %q, want %q", i, got[i], want)
+			}
+		}
+	}
+	if _, err := roster.DescribeAll([]*mailbox.Agent{exited}, here, func() (map[string]*mailbox.Ask, error) { return nil, os.ErrPermission }); err != os.ErrPermission {
+		t.Errorf("DescribeAll with the asks unreadable: %v, want the error", err)
+	}
+}
+
 func TestRunStarted(t *testing.T) {
 	if got := roster.RunStarted("20261202T140721Z-fded44e2"); got.Format("2006-01-02 15:04:05") != "2026-12-02 14:07:21" {
 		t.Errorf("RunStarted = %v", got)

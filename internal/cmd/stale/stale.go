@@ -156,28 +156,31 @@ func (o *Options) run(ctx context.Context, env *command.Env, db *mailbox.DB) err
 	if err != nil {
 		return err
 	}
-	var asks map[string]*mailbox.Ask
-	if len(msgs) > 0 {
-		if asks, err = roster.OpenAsks(ctx, db, team); err != nil {
-			return err
-		}
-	} else {
+	if len(msgs) == 0 {
 		command.NoteUnknownTeam(ctx, env, "stale", db, team)
+	}
+	recipients := make([]*mailbox.Agent, len(msgs))
+	for i, m := range msgs {
+		recipients[i] = m.Recipient
+	}
+	described, err := roster.DescribeAll(recipients, here, func() (map[string]*mailbox.Ask, error) { return roster.OpenAsks(ctx, db, team) })
+	if err != nil {
+		return err
 	}
 	// One write, not one per table cell (thousands of syscalls for a few
 	// hundred rows).
 	out := bufio.NewWriter(env.Stdout)
 	if o.JSON {
-		for _, m := range msgs {
-			row := Row{Message: m.Message, AgeSeconds: int64(now.Sub(m.CreatedAt).Seconds()), Recipient: roster.Describe(m.Recipient, asks[m.To], here), Agent: m.Recipient}
+		for i, m := range msgs {
+			row := Row{Message: m.Message, AgeSeconds: int64(now.Sub(m.CreatedAt).Seconds()), Recipient: described[i], Agent: m.Recipient}
 			if err := command.JSON(out, row); err != nil {
 				return err
 			}
 		}
 	} else if len(msgs) > 0 {
 		tw := command.NewTable(out, "ID", "TO", "FROM", "AGE", "RECIPIENT", "FIRST LINE")
-		for _, m := range msgs {
-			tw.Row(strconv.FormatInt(m.ID, 10), m.To, m.From, roster.Age(now.Sub(m.CreatedAt)), roster.Describe(m.Recipient, asks[m.To], here), env.Show(text.FirstLine(m.Body, 60)))
+		for i, m := range msgs {
+			tw.Row(strconv.FormatInt(m.ID, 10), m.To, m.From, roster.Age(now.Sub(m.CreatedAt)), described[i], env.Show(text.FirstLine(m.Body, 60)))
 		}
 		if err := tw.Flush(); err != nil {
 			return err
