@@ -154,8 +154,7 @@ type Options struct {
 }
 
 func run(c *cli.Context, env *command.Env, h Hooks) error {
-	parse := func(c *cli.Context, env *command.Env) (*Options, error) { return parseResume(c, env, h) }
-	o, err := parse(c, env)
+	o, err := parseResume(c, env, h)
 	if err != nil {
 		return err
 	}
