@@ -33,7 +33,6 @@ import (
 	"io/fs"
 	"net/url"
 	"os"
-	"sort"
 	"strings"
 	"time"
 )
@@ -413,9 +412,19 @@ func (d *DB) txn(ctx context.Context, op string, serialized bool, fn func(tx *sq
 
 // migrationFiles are the schema files of one backend ("migrations" or
 // "migrations/postgres"), in version order.
+//
+// It reads the directory rather than globbing it: every command opens the
+// mailbox, and fs.Glob matched every name as a pattern and joined it to
+// its directory, 1% of an empty drain. An embedded directory lists in
+// name order.
 func migrationFiles(dir string) ([]string, error) {
-	files, err := fs.Glob(migrations, dir+"/*.sql")
-	sort.Strings(files)
+	entries, err := fs.ReadDir(migrations, dir)
+	var files []string
+	for _, e := range entries {
+		if strings.HasSuffix(e.Name(), ".sql") && !e.IsDir() {
+			files = append(files, dir+"/"+e.Name())
+		}
+	}
 	return files, err
 }
 

@@ -2,11 +2,26 @@ package mailbox
 
 import (
 	"context"
+	"io/fs"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 )
+
+// migrationFiles lists what the glob it replaced matched, in version
+// order, for both backends.
+func TestMigrationFiles(t *testing.T) {
+	for _, dir := range []string{sqliteBackend{}.migrationDir(), pgBackend{}.migrationDir()} {
+		got, err := migrationFiles(dir)
+		want, _ := fs.Glob(migrations, dir+"/*.sql")
+		slices.Sort(want)
+		if err != nil || len(got) < 10 || !slices.Equal(got, want) {
+			t.Errorf("migrationFiles(%q) = %q, %v; want %q", dir, got, err, want)
+		}
+	}
+}
 
 // Stale must be answered from the covering index alone: a plan that reads
 // the table would scale with the mailbox instead of with its unread part.
