@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -1193,34 +1194,65 @@ func wokenBySend(t *testing.T, db, other *mailbox.DB) {
 	}
 }
 
-// A mailbox opened through a link (in another directory) is the file the
-// link points to, whose WAL SQLite names after the file: a waiter there is
-// woken by a send through the file's own name, and the two names share
-// their locks.
+// A mailbox opened through a link (in another directory), or through a
+// ".." after a linked directory, is the file SQLite opens, whose WAL it
+// names after that file: a waiter there is woken by a send through the
+// file's own name, and the two names share their locks.
 func TestLinkedMailbox(t *testing.T) {
-	mailbox.NoSafetyPolls(t)
-	path := filepath.Join(t.TempDir(), "real.db")
-	real := open(t, path, nil)
-	link := filepath.Join(t.TempDir(), "link.db")
-	if err := os.Symlink(path, link); err != nil {
-		t.Fatal(err)
+	if runtime.GOOS == "windows" {
+		t.Skip("SQLite on Windows names the WAL after the link itself (README: Mailbox)")
 	}
-	linked := open(t, link, nil)
-	wokenBySend(t, linked, real)
-	held, err := real.Lock("t", "w.spawn")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if ok, err := held.TryLock(); !ok || err != nil {
-		t.Fatalf("TryLock = %v, %v", ok, err)
-	}
-	defer held.Unlock()
-	other, err := linked.Lock("t", "w.spawn")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if ok, err := other.TryLock(); ok || err != nil {
-		t.Fatalf("TryLock through the link while held through the file = %v, %v; want false", ok, err)
+	for _, tc := range []struct {
+		name string
+		// names returns the file's own name and another name for it.
+		names func(t *testing.T) (string, string)
+	}{
+		{"link", func(t *testing.T) (string, string) {
+			path := filepath.Join(t.TempDir(), "real.db")
+			link := filepath.Join(t.TempDir(), "link.db")
+			if err := os.Symlink(path, link); err != nil {
+				t.Fatal(err)
+			}
+			return path, link
+		}},
+		{"dotdot", func(t *testing.T) (string, string) {
+			root := t.TempDir()
+			deep := filepath.Join(root, "x", "deep")
+			if err := os.MkdirAll(filepath.Join(deep, "sub"), 0o700); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.MkdirAll(filepath.Join(root, "a"), 0o700); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Symlink(filepath.Join(deep, "sub"), filepath.Join(root, "a", "dirlink")); err != nil {
+				t.Fatal(err)
+			}
+			// The kernel takes dirlink/.. to x/deep; the text alone says a.
+			return filepath.Join(deep, "m.db"), root + "/a/dirlink/../m.db"
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			mailbox.NoSafetyPolls(t)
+			path, other := tc.names(t)
+			real := open(t, path, nil)
+			linked := open(t, other, nil)
+			held, err := real.Lock("t", "w.spawn")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if ok, err := held.TryLock(); !ok || err != nil {
+				t.Fatalf("TryLock = %v, %v", ok, err)
+			}
+			defer held.Unlock()
+			second, err := linked.Lock("t", "w.spawn")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if ok, err := second.TryLock(); ok || err != nil {
+				t.Fatalf("TryLock through %s while held through the file = %v, %v; want false", other, ok, err)
+			}
+			wokenBySend(t, linked, real)
+		})
 	}
 }
 

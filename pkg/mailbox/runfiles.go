@@ -17,8 +17,9 @@ import (
 // and stop read them) finds them from the mailbox's location alone.
 
 // RunsDir is where the run files of the mailbox at db (a --db or
-// TEAMKIT_DB value) live: beside the mailbox, in "<db>-runs/", as its lock
-// files live in "<db>-locks/" (a relative path is made absolute first).
+// TEAMKIT_DB value) live: beside the mailbox as named, in "<db>-runs/" (a
+// relative path is made absolute first); its lock files are in
+// "<db>-locks/" beside the file itself, a link's target (DB.file).
 // Run files follow their mailbox, so two mailboxes (a temporary
 // TEAMKIT_DB, say) never mix their briefings and logs, whatever
 // XDG_STATE_HOME says. A mailbox that is not a file (a database URL) gets

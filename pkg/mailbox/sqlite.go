@@ -13,6 +13,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/fsnotify/fsnotify"
@@ -66,25 +67,25 @@ func openSQLite(path string, o Options) (*DB, error) {
 			return nil, &Error{Op: "create mailbox directory", Path: dir, Err: err}
 		}
 	}
-	// SQLite opens the file a link points to and names its WAL after that
-	// file, not after the link: file is where the WAL is, and so where the
-	// waiter watches and the locks are, whichever name a process uses.
+	// SQLite names the WAL after the file it opens for path (sqliteFile:
+	// on Unix, path with its links resolved). file is that file: where the
+	// WAL is, and so where the waiter watches and the locks are, whichever
+	// name a process gave. Only a link, or a ".." that may follow a linked
+	// directory, can make the two differ.
 	file := path
-	if link {
-		if f, err := filepath.EvalSymlinks(path); err == nil {
-			file = f
-		}
+	if link || strings.Contains(path, "..") {
+		file = sqliteFile(path)
 	}
 	// The WAL first, then the header: a file whose WAL held nothing is
 	// whole, so its header's version is the schema's (DB.openVersion).
-	// Through a link whose target cannot be named, the header is not
-	// trusted.
+	// Through a link whose file is not known (Windows, or a link gone
+	// meanwhile), the header is not trusted.
 	walEmpty := false
 	if !link || file != path {
 		st, err := os.Stat(file + "-wal")
 		walEmpty = errors.Is(err, fs.ErrNotExist) || err == nil && st.Size() == 0
 	}
-	h := readHeader(path)
+	h := readHeader(file)
 	if err := refuseForeign(path, h); err != nil {
 		return nil, err
 	}

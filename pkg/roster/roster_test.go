@@ -72,13 +72,24 @@ func TestDescribeAll(t *testing.T) {
 	exited := &mailbox.Agent{Name: "exited", State: mailbox.StateExited, ExitCode: &code}
 	gone := &mailbox.Agent{Name: "gone", State: mailbox.StateRunning, PID: self.PID, PIDStart: self.Start + 1, BootID: self.Boot}
 	quiet := &mailbox.Agent{Name: "quiet", State: mailbox.StateExited, ExitCode: &code}
-	open := map[string]*mailbox.Ask{"exited": {ID: 7}, "gone": {ID: 8}, "live": {ID: 9}}
+	// Holds and other hosts: an ask changes none of them.
+	until := here.Now.Add(time.Hour)
+	parked := &mailbox.Agent{Name: "parked", State: mailbox.StateExited, ExitCode: &code, ParkedUntil: &until}
+	failing := &mailbox.Agent{Name: "failing", State: mailbox.StateExited, ExitCode: &code, RespawnFailures: mailbox.FailingAfter}
+	fresh, old := here.Now.Add(-time.Second), here.Now.Add(-time.Hour)
+	remote := &mailbox.Agent{Name: "remote", State: mailbox.StateRunning, Host: "b2", HeartbeatAt: &fresh, Heartbeat: time.Second}
+	remoteGone := &mailbox.Agent{Name: "remote-gone", State: mailbox.StateRunning, Host: "b2", HeartbeatAt: &old, Heartbeat: time.Second}
+	queued := &mailbox.Agent{Name: "queued", State: mailbox.StateQueued}
+	never := &mailbox.Agent{Name: "never", State: mailbox.StateStarting, Host: "here", UpdatedAt: old}
+	open := map[string]*mailbox.Ask{"exited": {ID: 7}, "gone": {ID: 8}, "live": {ID: 9}, "parked": {ID: 10}, "failing": {ID: 11},
+		"remote": {ID: 12}, "remote-gone": {ID: 13}, "queued": {ID: 14}, "never": {ID: 15}}
 	for _, tc := range []struct {
 		agents []*mailbox.Agent
 		reads  int
 	}{
-		{[]*mailbox.Agent{nil, live, failed, live, nil}, 0},
+		{[]*mailbox.Agent{nil, live, failed, live, nil, parked, failing, remote, queued}, 0},
 		{[]*mailbox.Agent{live, exited, gone, quiet, exited, nil}, 1},
+		{[]*mailbox.Agent{remoteGone, never}, 1},
 		{nil, 0},
 	} {
 		reads := 0
