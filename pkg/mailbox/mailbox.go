@@ -147,8 +147,8 @@ type DB struct {
 	db   *sql.DB
 	be   backend
 	path string // the file, or the URL without its password: for messages
-	// file is the SQLite file itself, path's links resolved ("" for
-	// PostgreSQL): SQLite names the WAL after it.
+	// file is the file SQLite names the WAL after (sqliteFile: on Unix,
+	// path with its links resolved; "" for PostgreSQL).
 	file string
 	now  func() time.Time
 	// secret is the PostgreSQL password, kept only to scrub it from errors.
