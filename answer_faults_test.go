@@ -64,6 +64,8 @@ const faultAgents = 16
 //	kill     SIGKILL this supervisor (at the agent's start: once the agent
 //	         has recorded the answer it received)
 //	refused  the PostgreSQL proxy stops listening: connection refused
+//	stall    the PostgreSQL proxy holds the next connection unanswered past
+//	         the connect timeout (a server too busy to answer)
 //	toomany  the team's role may open no more connections (SQLSTATE 53300)
 //	locked   another connection holds the SQLite write lock
 //	slow     this supervisor stalls for twice spawn's grace (a loaded machine)
@@ -94,6 +96,13 @@ func supervisorFault(dir string) func(string) {
 			c, err := net.Dial("unix", filepath.Join(dir, "proxy.sock"))
 			if err == nil {
 				io.WriteString(c, "down\n")
+				bufio.NewReader(c).ReadString('\n')
+				c.Close()
+			}
+		case "stall":
+			c, err := net.Dial("unix", filepath.Join(dir, "proxy.sock"))
+			if err == nil {
+				io.WriteString(c, "stall\n")
 				bufio.NewReader(c).ReadString('\n')
 				c.Close()
 			}
@@ -134,12 +143,18 @@ func waitDelivered(path, run string) {
 
 // pgProxy forwards TCP connections to the PostgreSQL server. down closes
 // its listener, so a new connection is refused (ECONNREFUSED) while those
-// open carry on; up listens again on the same port.
+// open carry on; up listens again on the same port. After stall, the next
+// connection is accepted and held, never answered, for stallFor.
 type pgProxy struct {
 	upstream, addr string
 	mu             sync.Mutex
 	ln             net.Listener
+	stall          bool
 }
+
+// stallFor is how long a stalled connection is held: past the connect
+// timeout the stall test gives its commands (connect_timeout=1).
+const stallFor = 3 * time.Second
 
 func startProxy(t *testing.T, upstream, ctlPath string) *pgProxy {
 	p := &pgProxy{upstream: upstream, addr: "127.0.0.1:0"}
@@ -158,8 +173,13 @@ func startProxy(t *testing.T, upstream, ctlPath string) *pgProxy {
 			if err != nil {
 				return
 			}
-			if line, _ := bufio.NewReader(c).ReadString('\n'); line == "down\n" {
+			switch line, _ := bufio.NewReader(c).ReadString('\n'); line {
+			case "down\n":
 				p.down()
+			case "stall\n":
+				p.mu.Lock()
+				p.stall = true
+				p.mu.Unlock()
 			}
 			io.WriteString(c, "ok\n")
 			c.Close()
@@ -189,6 +209,14 @@ func (p *pgProxy) up() error {
 			if err != nil {
 				return
 			}
+			p.mu.Lock()
+			stall := p.stall
+			p.stall = false
+			p.mu.Unlock()
+			if stall {
+				time.AfterFunc(stallFor, func() { c.Close() })
+				continue
+			}
 			go p.pipe(c)
 		}
 	}(p.ln)
@@ -213,6 +241,41 @@ func (p *pgProxy) pipe(c net.Conn) {
 	defer u.Close()
 	go func() { io.Copy(u, c); u.(*net.TCPConn).CloseWrite() }()
 	io.Copy(c, u)
+}
+
+// A supervisor whose first connection goes unanswered past the connect
+// timeout (a server busy with a burst of spawns) waits the slowness out:
+// its agent starts and spawn reports it ready, where the supervisor used
+// to give up and spawn to report the run lost.
+func TestSupervisorWaitsOutASlowConnect(t *testing.T) {
+	t.Parallel()
+	b := newFaultBench(t, "postgres")
+	for i, kv := range b.env {
+		if db, ok := strings.CutPrefix(kv, "TEAMKIT_DB="); ok {
+			u, err := url.Parse(db)
+			if err != nil {
+				t.Fatal(err)
+			}
+			q := u.Query()
+			q.Set("connect_timeout", "1")
+			u.RawQuery = q.Encode()
+			b.env[i] = "TEAMKIT_DB=" + u.String()
+		}
+	}
+	if err := os.WriteFile(filepath.Join(b.dir, "s1"), []byte(spawn.StepBeforeOpen+" stall"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	stderr, err := b.cmd("spawn", "answerer", "s1", "--team", "f", "--timeout", "60s")
+	if err != nil {
+		t.Fatalf("spawn with the supervisor's first connection stalled: %v\n%s", err, stderr)
+	}
+	if _, err := os.Stat(filepath.Join(b.dir, "s1")); !os.IsNotExist(err) {
+		t.Fatalf("the stall was never injected (its fault file: %v)", err)
+	}
+	a, err := b.db.Agent(context.Background(), "f", "s1")
+	if err != nil || a.State == mailbox.StateFailed {
+		t.Fatalf("agent f/s1 = %+v, %v", a, err)
+	}
 }
 
 // faultBench is one backend's team under faults.

@@ -1,6 +1,7 @@
 package mailbox
 
 import (
+	"context"
 	"database/sql/driver"
 	"errors"
 	"io"
@@ -29,4 +30,14 @@ func Disconnected(err error) bool {
 	return pgClient.ConnectPhase(err) != "" || errors.As(err, &ne) || errors.Is(err, driver.ErrBadConn) ||
 		errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, errListenLost) ||
 		pgClient.SafeToRetry(err)
+}
+
+// ConnectTimedOut reports whether err is a connection to a PostgreSQL
+// server that went unanswered for the connect timeout: a server that is
+// there but busy (each new connection is a backend process for it to
+// start, and a burst of spawns opens dozens at once), where a refusal is
+// ErrConnect at once.
+func ConnectTimedOut(err error) bool {
+	var ne net.Error
+	return errors.Is(err, ErrConnect) && (errors.Is(err, context.DeadlineExceeded) || errors.As(err, &ne) && ne.Timeout())
 }

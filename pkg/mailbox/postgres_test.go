@@ -8,6 +8,7 @@ import (
 	"context"
 	"errors"
 	"io/fs"
+	"net"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -144,10 +145,16 @@ func TestPostgresPasswordNeverShown(t *testing.T) {
 		{"nothing listening", noServer.String() + "&connect_timeout=5", mailbox.ErrConnect},
 		{"password parameter", inQuery.String(), mailbox.ErrConnect},
 		{"unparsable", "postgres://u:" + secret + "@h:notaport/db", mailbox.ErrBackend},
+		{"no answer", silent(t, noServer) + "&connect_timeout=1", mailbox.ErrConnect},
 	} {
 		_, err := mailbox.Open(context.Background(), tc.url, mailbox.Options{})
 		if !errors.Is(err, tc.kind) {
 			t.Errorf("%s: %v, want %v", tc.name, err, tc.kind)
+		}
+		// Only a server that took the connection and never answered is
+		// worth trying again (a supervisor does, for a while).
+		if timedOut := mailbox.ConnectTimedOut(err); timedOut != (tc.name == "no answer") {
+			t.Errorf("%s: ConnectTimedOut(%v) = %v", tc.name, err, timedOut)
 		}
 		var me *mailbox.Error
 		if err == nil || !errors.As(err, &me) {
@@ -164,6 +171,27 @@ func TestPostgresPasswordNeverShown(t *testing.T) {
 	if pw := pgtest.Password(); pw != "" && strings.Contains(db.Path(), pw) {
 		t.Errorf("Path() = %q shows the password", db.Path())
 	}
+}
+
+// silent is u with its host a listener that takes connections and never
+// answers, until the test ends.
+func silent(t *testing.T, u url.URL) string {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			t.Cleanup(func() { c.Close() })
+		}
+	}()
+	u.Host = ln.Addr().String()
+	return u.String()
 }
 
 // A lock excludes every other holder of the mailbox — another handle here,

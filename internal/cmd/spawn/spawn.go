@@ -450,6 +450,12 @@ func report(asJSON bool, env *command.Env, res spawn.Result) error {
 	return command.KV(env.Stdout, kv...)
 }
 
+// OpenPatience bounds how long a supervisor tries to reach a PostgreSQL
+// server that does not answer in time (each try takes the connect timeout,
+// 10 s unless the URL says otherwise); spawn waits at least
+// spawn.StartRecordWait (pkg/spawn), a minute, for the run's start.
+const OpenPatience = 30 * time.Second
+
 // supervise is the hidden "__run SPEC" verb: run one agent to its end and
 // record how it ended. Its own exit code is the agent's.
 func supervise(c *cli.Context, env *command.Env, h Hooks) error {
@@ -474,8 +480,18 @@ func supervise(c *cli.Context, env *command.Env, h Hooks) error {
 		h.Step(StepBeforeOpen)
 	}
 	// A supervisor that cannot open the mailbox starts nothing: no run is
-	// up unrecorded, and an answer it carries stays pending for resume.
-	db, err := command.OpenMailboxAt(c.Context, c, env, spec.DB)
+	// up unrecorded, and an answer it carries stays pending for resume. A
+	// server that leaves the connection unanswered for the connect timeout
+	// (busy: a burst of spawns opens dozens of connections at once) is
+	// tried again, up to OpenPatience, while spawn waits for the start; a
+	// refusal, or any other error, is final at once.
+	var db *mailbox.DB
+	for giveUp := time.Now().Add(OpenPatience); ; {
+		db, err = command.OpenMailboxAt(c.Context, c, env, spec.DB)
+		if err == nil || !mailbox.ConnectTimedOut(err) || time.Now().After(giveUp) || c.Context.Err() != nil {
+			break
+		}
+	}
 	if err != nil {
 		return err
 	}
