@@ -20,6 +20,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -305,6 +306,9 @@ func TestAnswerFaults(t *testing.T) {
 	t.Run("postgres", func(t *testing.T) { newFaultBench(t, "postgres").run(n) })
 }
 
+// benches counts the fault benches made in this process.
+var benches atomic.Int64
+
 func newFaultBench(t *testing.T, backend string) *faultBench {
 	work := t.TempDir()
 	b := &faultBench{t: t, work: work, dir: filepath.Join(work, "faults"), backend: backend,
@@ -329,7 +333,10 @@ func newFaultBench(t *testing.T, backend string) *faultBench {
 		if err != nil {
 			t.Fatal(err)
 		}
-		b.role = fmt.Sprintf("teamkit_faults_%d", os.Getpid())
+		// A role per bench: TestAnswerFaults and
+		// TestSupervisorWaitsOutASlowConnect run side by side in one
+		// process.
+		b.role = fmt.Sprintf("teamkit_faults_%d_%d", os.Getpid(), benches.Add(1))
 		admin, err := sql.Open("pgx", adminURL)
 		if err != nil {
 			t.Fatal(err)
