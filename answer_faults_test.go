@@ -94,19 +94,9 @@ func supervisorFault(dir string) func(string) {
 			syscall.Kill(os.Getpid(), syscall.SIGKILL)
 			select {}
 		case "refused":
-			c, err := net.Dial("unix", filepath.Join(dir, "proxy.sock"))
-			if err == nil {
-				io.WriteString(c, "down\n")
-				bufio.NewReader(c).ReadString('\n')
-				c.Close()
-			}
+			tellProxy(dir, "down")
 		case "stall":
-			c, err := net.Dial("unix", filepath.Join(dir, "proxy.sock"))
-			if err == nil {
-				io.WriteString(c, "stall\n")
-				bufio.NewReader(c).ReadString('\n')
-				c.Close()
-			}
+			tellProxy(dir, "stall")
 		case "toomany":
 			db, err := sql.Open("pgx", os.Getenv("TEAMKIT_TEST_PGADMIN"))
 			if err == nil {
@@ -130,6 +120,17 @@ func supervisorFault(dir string) func(string) {
 				}
 			}
 		}
+	}
+}
+
+// tellProxy sends the PostgreSQL proxy's control socket in dir a command
+// (startProxy: "down" or "stall") and waits for its reply.
+func tellProxy(dir, command string) {
+	c, err := net.Dial("unix", filepath.Join(dir, "proxy.sock"))
+	if err == nil {
+		io.WriteString(c, command+"\n")
+		bufio.NewReader(c).ReadString('\n')
+		c.Close()
 	}
 }
 
