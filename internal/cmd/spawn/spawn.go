@@ -486,12 +486,13 @@ func supervise(c *cli.Context, env *command.Env, h Hooks) error {
 	// tried again, up to OpenPatience, while spawn waits for the start; a
 	// refusal, or any other error, is final at once.
 	var db *mailbox.DB
-	for giveUp := time.Now().Add(OpenPatience); ; {
+	launch.Retry(OpenPatience, func(context.Context) error {
 		db, err = command.OpenMailboxAt(c.Context, c, env, spec.DB)
-		if err == nil || !mailbox.ConnectTimedOut(err) || time.Now().After(giveUp) || c.Context.Err() != nil {
-			break
+		if mailbox.ConnectTimedOut(err) {
+			return err
 		}
-	}
+		return nil // open, or failed for good
+	})
 	if err != nil {
 		return err
 	}
