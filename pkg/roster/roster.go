@@ -225,11 +225,15 @@ func Respawnable(a mailbox.Agent, now time.Time) (ok bool, why string) {
 // Describe is State as one column: "running pid=42", "exited code=3",
 // "never-spawned".
 func Describe(a *mailbox.Agent, ask *mailbox.Ask, here Here) string {
-	s, d := State(a, ask, here)
-	if d == "" {
-		return s
+	return column(State(a, ask, here))
+}
+
+// column is a state and its detail as Describe prints them.
+func column(state, detail string) string {
+	if detail == "" {
+		return state
 	}
-	return s + " " + d
+	return state + " " + detail
 }
 
 // DescribeAll is Describe for each of agents (nil: a name never spawned),
@@ -239,31 +243,26 @@ func Describe(a *mailbox.Agent, ask *mailbox.Ask, here Here) string {
 // the recipients stale lists are mostly running or never spawned. An
 // agent listed many times (one per message to it) is judged once.
 func DescribeAll(agents []*mailbox.Agent, here Here, asks func() (map[string]*mailbox.Ask, error)) ([]string, error) {
-	type judged struct{ state, detail string }
-	seen := map[*mailbox.Agent]judged{}
+	seen := map[*mailbox.Agent]string{}
 	var open map[string]*mailbox.Ask
-	for _, a := range agents {
-		if _, ok := seen[a]; ok {
-			continue
-		}
-		s, d := State(a, nil, here)
-		if a != nil && (s == Exited || s == Lost) {
-			if open == nil {
-				var err error
-				if open, err = asks(); err != nil {
-					return nil, err
-				}
-			}
-			s, d = State(a, open[a.Name], here)
-		}
-		seen[a] = judged{s, d}
-	}
 	out := make([]string, len(agents))
 	for i, a := range agents {
-		out[i] = seen[a].state
-		if d := seen[a].detail; d != "" {
-			out[i] += " " + d
+		desc, ok := seen[a]
+		if !ok {
+			s, d := State(a, nil, here)
+			if a != nil && (s == Exited || s == Lost) {
+				if open == nil {
+					var err error
+					if open, err = asks(); err != nil {
+						return nil, err
+					}
+				}
+				s, d = State(a, open[a.Name], here)
+			}
+			desc = column(s, d)
+			seen[a] = desc
 		}
+		out[i] = desc
 	}
 	return out, nil
 }
