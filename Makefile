@@ -37,15 +37,17 @@ demo: install
 # (modernc's SQLite is slow under -race, so -short skips the multi-process
 # tests there: they already ran, and their concurrency is between processes).
 # testsummary shows what failed and closes each run with what passed and
-# what was skipped, and why. -timeout 60m: on a busy machine the root
-# package (its end-to-end scripts and the cross-build) took more than go
-# test's default 10m. -parallel 4 on 2 cores: most end-to-end scripts wait
+# what was skipped, and why, and names a test that hung (still running at
+# -timeout). -timeout 30m: on a busy machine the root package (its
+# end-to-end scripts and the cross-build) took more than go test's default
+# 10m, and it takes 6 on 2 idle cores; a hang ends the run well inside CI's
+# 90 minutes. -parallel 4 on 2 cores: most end-to-end scripts wait
 # (on agents, parks, leases) more than they compute, and the root
 # package's script, agent and cross-build tests run side by side.
 test:
 	$(GO) vet ./...
 	$(GO) build -o /dev/null ./scripts/testsummary
-	$(GO) test -count=1 -timeout 60m -parallel 4 -json ./... | $(GO) run ./scripts/testsummary -label "go test ./..."
+	$(GO) test -count=1 -timeout 30m -parallel 4 -json ./... | $(GO) run ./scripts/testsummary -label "go test ./..."
 	$(GO) test -count=1 -race -short -json ./pkg/mailbox/ ./pkg/escalate/ ./pkg/spawn/ ./pkg/github/... ./pkg/slack/... ./internal/command/ ./internal/cmd/inbox/ ./internal/cmd/spawn/ ./pkg/launch/ | $(GO) run ./scripts/testsummary -label "go test -race -short"
 
 # The six commands for every platform teamkit supports, in

@@ -14,7 +14,6 @@ import (
 	"net"
 	"net/url"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"sort"
@@ -397,9 +396,7 @@ func (b *faultBench) cmd(args ...string) (string, error) {
 }
 
 func (b *faultBench) cmdEnv(extra []string, args ...string) (string, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
-	defer cancel()
-	c := exec.CommandContext(ctx, args[0], args[1:]...)
+	c := boundedCommand(b.t, args[0], args[1:]...)
 	c.Dir = b.work
 	c.Env = append(slices.Clone(b.env), extra...)
 	var stderr strings.Builder

@@ -3,6 +3,7 @@
 package teamkit_test
 
 import (
+	"context"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -44,6 +45,25 @@ func TestCrossBuild(t *testing.T) {
 	}
 }
 
+// boundedCommand is exec.Command for a command a test waits on that could
+// hang: a process under Wine (whose wineserver, and any Windows process
+// left running, inherit the command's output), a build, a script. It is
+// killed after commandLimit, and its output pipes are let go waitDelay after
+// it ends, so a hang fails its test with what it printed, where it would
+// hold make test until go test's -timeout.
+func boundedCommand(t *testing.T, name string, args ...string) *exec.Cmd {
+	ctx, cancel := context.WithTimeout(context.Background(), commandLimit)
+	t.Cleanup(cancel)
+	cmd := exec.CommandContext(ctx, name, args...)
+	cmd.WaitDelay = waitDelay
+	return cmd
+}
+
+const (
+	commandLimit = 10 * time.Minute
+	waitDelay    = 30 * time.Second
+)
+
 // TestWindowsUnderWine runs the Windows build under Wine (Debian's wine64
 // 8.0, with the ProcessPrng shim of scripts/wine installed in a prefix of
 // its own): the process layer's unit tests (Job Objects, identities); the
@@ -74,15 +94,15 @@ func TestWindowsUnderWine(t *testing.T) {
 		t.Fatal(err)
 	}
 	prefix := filepath.Join(cache, "teamkit", "wine")
-	if out, err := exec.Command("sh", "scripts/wine/prefix.sh", prefix).CombinedOutput(); err != nil {
+	if out, err := boundedCommand(t, "sh", "scripts/wine/prefix.sh", prefix).CombinedOutput(); err != nil {
 		t.Fatalf("make the wine prefix: %v\n%s", err, out)
 	}
 	env := append(os.Environ(), "WINEPREFIX="+prefix, "WINEDEBUG=-all")
 
 	// The process layer's own tests, and launch's PATHEXT lookup, as
 	// Windows binaries.
-	gotest := exec.Command("go", "test", "-count=1", "-exec", wine, "./pkg/proc/")
-	lookpath := exec.Command("go", "test", "-count=1", "-exec", wine, "-run", "^TestLookPath$", "./pkg/launch/")
+	gotest := boundedCommand(t, "go", "test", "-count=1", "-exec", wine, "./pkg/proc/")
+	lookpath := boundedCommand(t, "go", "test", "-count=1", "-exec", wine, "-run", "^TestLookPath$", "./pkg/launch/")
 	lookpath.Env = append(env, "GOOS=windows", "GOARCH=amd64", "CGO_ENABLED=0")
 	if out, err := lookpath.CombinedOutput(); err != nil {
 		t.Fatalf("GOOS=windows go test -exec wine -run TestLookPath ./pkg/launch/: %v\n%s", err, out)
@@ -116,7 +136,7 @@ func TestWindowsUnderWine(t *testing.T) {
 	// the scenario's env.
 	runExe := func(env []string, exe string, want int, args ...string) string {
 		t.Helper()
-		cmd := exec.Command(wine, append([]string{exe}, append(args, "--db", db)...)...)
+		cmd := boundedCommand(t, wine, append([]string{exe}, append(args, "--db", db)...)...)
 		cmd.Env, cmd.Dir = env, work
 		// Files, not pipes: Wine hands its own Unix stderr to every
 		// process it starts, whatever the Windows handles say, so the
@@ -174,7 +194,7 @@ func TestWindowsUnderWine(t *testing.T) {
 		// A failure before spawn stop leaves the agent running, and
 		// the prefix's wine processes with it: end them all.
 		if t.Failed() {
-			kill := exec.Command("wineserver", "-k")
+			kill := boundedCommand(t, "wineserver", "-k")
 			kill.Env = env
 			_ = kill.Run()
 		}

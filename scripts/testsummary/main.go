@@ -2,7 +2,10 @@
 // passes through the output of whatever failed, then closes with one
 // summary of the packages and tests that passed, failed and were skipped,
 // each skip with its reason, so `make test` shows what it did not test
-// without -v. It exits 1 when anything failed (or nothing ran).
+// without -v. A test still running when its package failed (go test's
+// -timeout: the test hung) is named as unfinished, with its output and the
+// goroutines of this module from the timeout's dump. It exits 1 when
+// anything failed (or nothing ran).
 //
 //	go test -json ./... | go run ./scripts/testsummary [-label NAME]
 package main
@@ -15,6 +18,7 @@ import (
 	"io"
 	"os"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -35,6 +39,7 @@ type summary struct {
 	pass, fail                   int
 	skips                        map[string][]string // reason -> tests
 	failed                       []string
+	unfinished                   []string // tests running when their package failed
 	elapsed                      float64
 	slowPkg                      string // the package that took longest, and how long
 	slowPkgElapsed               float64
@@ -57,6 +62,7 @@ func main() {
 func read(r io.Reader, out io.Writer) (*summary, error) {
 	s := &summary{skips: map[string][]string{}}
 	logs := map[string][]string{} // package/test -> output lines
+	var running []string          // package/test keys started and not yet ended
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 1<<20), 1<<26)
 	for sc.Scan() {
@@ -68,6 +74,12 @@ func read(r io.Reader, out io.Writer) (*summary, error) {
 		}
 		key := e.Package + " " + e.Test
 		switch e.Action {
+		case "pass", "fail", "skip":
+			running = slices.DeleteFunc(running, func(k string) bool { return k == key })
+		}
+		switch e.Action {
+		case "run":
+			running = append(running, key)
 		case "output", "build-output":
 			logs[key] = append(logs[key], e.Output)
 		case "pass":
@@ -97,15 +109,75 @@ func read(r io.Reader, out io.Writer) (*summary, error) {
 				s.fail++
 				s.failed = append(s.failed, e.Package+" "+e.Test)
 			}
-			for _, l := range logs[key] {
-				if !strings.HasPrefix(l, "=== ") { // RUN, PAUSE, CONT: noise without -v
-					io.WriteString(out, l)
-				}
+			if e.Test == "" {
+				// A timeout's panic goes to the output of the test
+				// that was running, which never ends: say which.
+				running = slices.DeleteFunc(running, func(k string) bool {
+					if !strings.HasPrefix(k, e.Package+" ") {
+						return false
+					}
+					s.unfinished = append(s.unfinished, k)
+					printLogs(out, ourGoroutines(logs[k]))
+					delete(logs, k)
+					return true
+				})
 			}
+			printLogs(out, logs[key])
 			delete(logs, key)
 		}
 	}
 	return s, sc.Err()
+}
+
+func printLogs(out io.Writer, lines []string) {
+	for _, l := range lines {
+		if !strings.HasPrefix(l, "=== ") { // RUN, PAUSE, CONT: noise without -v
+			io.WriteString(out, l)
+		}
+	}
+}
+
+// module marks a goroutine of this module's code in a timeout's dump.
+const module = "github.com/teamkit/teamkit"
+
+// ourGoroutines keeps, of a timeout's goroutine dump in lines, the
+// goroutines with a frame in this module's code (what the test waited on),
+// and says how many others it left out: the whole dump of a big package
+// is thousands of lines of runtime and library waits.
+func ourGoroutines(lines []string) []string {
+	var kept, block []string
+	left, inDump := 0, false
+	flush := func() {
+		if len(block) == 0 {
+			return
+		}
+		if slices.ContainsFunc(block, func(l string) bool { return strings.Contains(l, module) }) {
+			kept = append(kept, block...)
+		} else {
+			left++
+		}
+		block = nil
+	}
+	for _, l := range lines {
+		switch {
+		case strings.HasPrefix(l, "goroutine "):
+			flush()
+			inDump = true
+			block = append(block, l)
+		case inDump && strings.TrimSpace(l) == "":
+			block = append(block, l)
+			flush()
+		case inDump:
+			block = append(block, l)
+		default:
+			kept = append(kept, l)
+		}
+	}
+	flush()
+	if left > 0 {
+		kept = append(kept, fmt.Sprintf("(%d goroutines with no frame in %s left out)\n", left, module))
+	}
+	return kept
 }
 
 // parentSkipped reports whether a skipped subtest's parent was skipped
@@ -150,6 +222,9 @@ func (s *summary) print(w io.Writer, label string) {
 	}
 	for _, f := range s.failed {
 		fmt.Fprintf(w, "   FAILED %s\n", f)
+	}
+	for _, f := range s.unfinished {
+		fmt.Fprintf(w, "   UNFINISHED %s (still running when its package failed)\n", f)
 	}
 	reasons := make([]string, 0, len(s.skips))
 	for r := range s.skips {
