@@ -46,11 +46,11 @@ func TestCrossBuild(t *testing.T) {
 }
 
 // boundedCommand is exec.Command for a command a test waits on that could
-// hang: a process under Wine (whose wineserver, and any Windows process
-// left running, inherit the command's output), a build, a script. It is
-// killed after commandLimit, and its output pipes are let go waitDelay after
-// it ends, so a hang fails its test with what it printed, where it would
-// hold make test until go test's -timeout.
+// hang: a process under Wine, a spawn with faults injected. It is killed
+// after commandLimit, and its output pipes are let go waitDelay after it
+// ends (a process it left running would hold them open), so a hang fails
+// its test with what it printed, where it would hold make test until go
+// test's -timeout.
 func boundedCommand(t *testing.T, name string, args ...string) *exec.Cmd {
 	ctx, cancel := context.WithTimeout(context.Background(), commandLimit)
 	t.Cleanup(cancel)
@@ -104,11 +104,11 @@ func TestWindowsUnderWine(t *testing.T) {
 	gotest := boundedCommand(t, "go", "test", "-count=1", "-exec", wine, "./pkg/proc/")
 	lookpath := boundedCommand(t, "go", "test", "-count=1", "-exec", wine, "-run", "^TestLookPath$", "./pkg/launch/")
 	lookpath.Env = append(env, "GOOS=windows", "GOARCH=amd64", "CGO_ENABLED=0")
-	if out, err := lookpath.CombinedOutput(); err != nil {
+	if out, err := combinedToFile(t, lookpath); err != nil {
 		t.Fatalf("GOOS=windows go test -exec wine -run TestLookPath ./pkg/launch/: %v\n%s", err, out)
 	}
 	gotest.Env = append(env, "GOOS=windows", "GOARCH=amd64", "CGO_ENABLED=0")
-	if out, err := gotest.CombinedOutput(); err != nil {
+	if out, err := combinedToFile(t, gotest); err != nil {
 		t.Fatalf("GOOS=windows go test -exec wine ./pkg/proc/: %v\n%s", err, out)
 	}
 
@@ -138,26 +138,12 @@ func TestWindowsUnderWine(t *testing.T) {
 		t.Helper()
 		cmd := boundedCommand(t, wine, append([]string{exe}, append(args, "--db", db)...)...)
 		cmd.Env, cmd.Dir = env, work
-		// Files, not pipes: Wine hands its own Unix stderr to every
-		// process it starts, whatever the Windows handles say, so the
-		// agent spawn leaves running (and wineserver) would hold a pipe
-		// open, and the wait for its end would never return.
-		outf, err := os.CreateTemp(t.TempDir(), "out")
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer outf.Close()
-		cmd.Stdout, cmd.Stderr = outf, outf
-		err = cmd.Run()
+		out, err := combinedToFile(t, cmd)
 		code := 0
 		if ee, ok := err.(*exec.ExitError); ok {
 			code = ee.ExitCode()
 		} else if err != nil {
 			t.Fatal(err)
-		}
-		out, rerr := os.ReadFile(outf.Name())
-		if rerr != nil {
-			t.Fatal(rerr)
 		}
 		if code != want {
 			t.Fatalf("wine %s %v: exit %d, want %d\n%s", filepath.Base(exe), args, code, want, out)
@@ -320,6 +306,27 @@ func TestWindowsUnderWine(t *testing.T) {
 	if out := run(1, "spawn", "cmdargv", "b2", "--team", "demo", "--task-file", "task.txt"); !strings.Contains(out, "is a batch file, which cmd.exe parses") {
 		t.Fatalf("spawn cmdargv printed %q", out)
 	}
+}
+
+// combinedToFile runs cmd with its output and errors in a file, and
+// returns what it wrote. A file, not a pipe: Wine hands its own Unix
+// stderr to every process it starts, whatever the Windows handles say, so
+// wineserver, and any Windows process left running (the agent spawn leaves
+// running), would hold a pipe open past cmd's end.
+func combinedToFile(t *testing.T, cmd *exec.Cmd) ([]byte, error) {
+	t.Helper()
+	f, err := os.CreateTemp(t.TempDir(), "out")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	cmd.Stdout, cmd.Stderr = f, f
+	err = cmd.Run()
+	out, rerr := os.ReadFile(f.Name())
+	if rerr != nil {
+		t.Fatal(rerr)
+	}
+	return out, err
 }
 
 // winPath is p as Wine names it: the Unix filesystem is drive Z:.
