@@ -1202,10 +1202,27 @@ func TestLinkedMailbox(t *testing.T) {
 	if runtime.GOOS == "windows" {
 		t.Skip("SQLite on Windows names the WAL after the link itself (README: Mailbox)")
 	}
+	dotdot := func(t *testing.T) (string, string) {
+		root := t.TempDir()
+		deep := filepath.Join(root, "x", "deep")
+		if err := os.MkdirAll(filepath.Join(deep, "sub"), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.MkdirAll(filepath.Join(root, "a"), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Symlink(filepath.Join(deep, "sub"), filepath.Join(root, "a", "dirlink")); err != nil {
+			t.Fatal(err)
+		}
+		// The kernel takes dirlink/.. to x/deep; the text alone says a.
+		return filepath.Join(deep, "m.db"), root + "/a/dirlink/../m.db"
+	}
 	for _, tc := range []struct {
 		name string
 		// names returns the file's own name and another name for it.
 		names func(t *testing.T) (string, string)
+		// otherFirst creates the mailbox through the other name.
+		otherFirst bool
 	}{
 		{"link", func(t *testing.T) (string, string) {
 			path := filepath.Join(t.TempDir(), "real.db")
@@ -1214,28 +1231,23 @@ func TestLinkedMailbox(t *testing.T) {
 				t.Fatal(err)
 			}
 			return path, link
-		}},
-		{"dotdot", func(t *testing.T) (string, string) {
-			root := t.TempDir()
-			deep := filepath.Join(root, "x", "deep")
-			if err := os.MkdirAll(filepath.Join(deep, "sub"), 0o700); err != nil {
-				t.Fatal(err)
-			}
-			if err := os.MkdirAll(filepath.Join(root, "a"), 0o700); err != nil {
-				t.Fatal(err)
-			}
-			if err := os.Symlink(filepath.Join(deep, "sub"), filepath.Join(root, "a", "dirlink")); err != nil {
-				t.Fatal(err)
-			}
-			// The kernel takes dirlink/.. to x/deep; the text alone says a.
-			return filepath.Join(deep, "m.db"), root + "/a/dirlink/../m.db"
-		}},
+		}, false},
+		{"dotdot", dotdot, false},
+		// A mailbox created through the dots is where its second open
+		// finds it, and both opens lock and watch the same files.
+		{"dotdot_new", dotdot, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			mailbox.NoSafetyPolls(t)
 			path, other := tc.names(t)
-			real := open(t, path, nil)
-			linked := open(t, other, nil)
+			var real, linked *mailbox.DB
+			if tc.otherFirst {
+				linked = open(t, other, nil)
+				real = open(t, path, nil)
+			} else {
+				real = open(t, path, nil)
+				linked = open(t, other, nil)
+			}
 			held, err := real.Lock("t", "w.spawn")
 			if err != nil {
 				t.Fatal(err)
