@@ -3,6 +3,7 @@ package command
 import (
 	"io"
 	"slices"
+	"strings"
 	"unicode/utf8"
 )
 
@@ -13,9 +14,11 @@ import (
 // them back out of formatted lines as tabwriter did, byte by byte (a tenth
 // of a stale listing ~300 messages); tabwriter also wrote every cell and pad
 // on its own, some 4,800 write calls for 200 rows. Widths count runes. A
-// cell is printed as given: a tab in one stays a tab, where tabwriter split
-// the cell there (the listing commands escape control characters for a
-// terminal, Env.Show).
+// cell is printed as given but for a tab, which becomes a space: a tab
+// (in a message's first line, say) would take the cell past its counted
+// width and push the rest of the row out of line, where tabwriter split the
+// cell there; Env.Show keeps tabs as layout, on a terminal too. (It escapes
+// the other control characters for a terminal; a pipe gets them as sent.)
 type Table struct {
 	w     io.Writer
 	rows  [][]string
@@ -32,6 +35,11 @@ func NewTable(w io.Writer, header ...string) *Table {
 // Row adds a row of cells (a copy: the caller may reuse its slice).
 func (t *Table) Row(cells ...string) {
 	cells = slices.Clone(cells)
+	for i, c := range cells {
+		if strings.IndexByte(c, '\t') >= 0 {
+			cells[i] = strings.ReplaceAll(c, "\t", " ")
+		}
+	}
 	for i, c := range cells[:max(len(cells)-1, 0)] {
 		if i == len(t.width) {
 			t.width = append(t.width, 0)

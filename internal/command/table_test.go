@@ -63,6 +63,21 @@ func TestTableFlushAgain(t *testing.T) {
 	}
 }
 
+// A tab in a cell is a space: the row stays in line.
+func TestTableTabInCell(t *testing.T) {
+	var got countingWriter
+	tb := NewTable(&got, "ID", "FIRST LINE", "TO")
+	tb.Row("1", "a\tb", "w1")
+	tb.Row("22", "tail\t", "w2\tx")
+	if err := tb.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	want := "ID  FIRST LINE  TO\n1   a b         w1\n22  tail        w2 x\n"
+	if got.String() != want {
+		t.Fatalf("table:\n%q\nwant:\n%q", got.String(), want)
+	}
+}
+
 type countingWriter struct {
 	bytes.Buffer
 	writes int
