@@ -13,6 +13,7 @@ import (
 	"syscall"
 
 	teamkit "github.com/teamkit/teamkit"
+	"github.com/teamkit/teamkit/internal/atomicfile"
 	"github.com/teamkit/teamkit/pkg/names"
 	"github.com/teamkit/teamkit/pkg/readlimit"
 )
@@ -343,24 +344,5 @@ func writeIfChanged(target string, data []byte, mode fs.FileMode) error {
 			return nil
 		}
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(target), "."+filepath.Base(target)+".tmp-*")
-	if err != nil {
-		return err
-	}
-	_, err = tmp.Write(data)
-	if err == nil {
-		// Chmod explicitly: CreateTemp's 0600 and the umask must not decide
-		// whether a script is executable.
-		err = tmp.Chmod(mode)
-	}
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp.Name(), target)
-	}
-	if err != nil {
-		os.Remove(tmp.Name())
-	}
-	return err
+	return atomicfile.Write(target, data, mode)
 }

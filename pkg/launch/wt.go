@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/teamkit/teamkit/internal/atomicfile"
 )
 
 // ErrNoWT is returned when a type asks for Windows Terminal and wt.exe is
@@ -100,18 +102,13 @@ func wtUnsafe(a string) string {
 }
 
 // announce writes the supervisor's pid to spec.PIDFile, when set, for the
-// launcher waiting for it (WindowsTerminal). The file is written whole
-// under another name, then renamed: the launcher never reads half a pid.
+// launcher waiting for it (WindowsTerminal), whole: the launcher never
+// reads half a pid.
 func announce(spec Spec) {
 	if spec.PIDFile == "" {
 		return
 	}
-	tmp := spec.PIDFile + ".tmp"
-	err := os.WriteFile(tmp, []byte(strconv.Itoa(os.Getpid())+"\n"), 0o600)
-	if err == nil {
-		err = os.Rename(tmp, spec.PIDFile)
-	}
-	if err != nil {
+	if err := atomicfile.Write(spec.PIDFile, []byte(strconv.Itoa(os.Getpid())+"\n"), 0o600); err != nil {
 		note(spec, "could not report this supervisor's pid: %v", err)
 	}
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/teamkit/teamkit/internal/atomicfile"
 	"github.com/teamkit/teamkit/internal/command"
 	"github.com/teamkit/teamkit/pkg/mailbox"
 )
@@ -144,7 +145,9 @@ func (o *stopHookOptions) run(ctx context.Context, env *command.Env, db *mailbox
 	// the two has used a block, never granted one uncounted.
 	st.Blocks++
 	st.Seen = newest
-	if err := os.WriteFile(o.State, []byte(fmt.Sprintf("%d %d\n", st.Blocks, st.Seen)), 0o600); err != nil {
+	// Whole or not at all: a torn state file would fail every later hook
+	// of the run, which would then never block again.
+	if err := atomicfile.Write(o.State, []byte(fmt.Sprintf("%d %d\n", st.Blocks, st.Seen)), 0o600); err != nil {
 		return fmt.Errorf("record the hook's block: %w", err)
 	}
 	reason := fmt.Sprintf("New teamkit mail: %d unread message(s) for %s arrived while you worked. "+
