@@ -10,9 +10,11 @@ import (
 )
 
 // Write replaces path with data, with mode. The temporary file is removed
-// when anything fails.
+// when anything fails. It is named path.tmp-*: a run's files are grouped by
+// the run id before their first dot (mailbox.Runs), and a temporary one,
+// left by a process killed part way, goes with its run.
 func Write(path string, data []byte, mode fs.FileMode) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
+	tmp, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".tmp-*")
 	if err != nil {
 		return err
 	}

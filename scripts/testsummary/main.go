@@ -62,7 +62,8 @@ func main() {
 func read(r io.Reader, out io.Writer) (*summary, error) {
 	s := &summary{skips: map[string][]string{}}
 	logs := map[string][]string{} // package/test -> output lines
-	var running []string          // package/test keys started and not yet ended
+	var running []string          // package/test keys running (not paused in t.Parallel)
+	timedOut := map[string]bool{} // packages whose timeout panic has begun
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 1<<20), 1<<26)
 	for sc.Scan() {
@@ -74,13 +75,22 @@ func read(r io.Reader, out io.Writer) (*summary, error) {
 		}
 		key := e.Package + " " + e.Test
 		switch e.Action {
-		case "pass", "fail", "skip":
+		case "pass", "fail", "skip", "pause":
 			running = slices.DeleteFunc(running, func(k string) bool { return k == key })
 		}
 		switch e.Action {
-		case "run":
+		case "run", "cont":
 			running = append(running, key)
 		case "output", "build-output":
+			// A timeout's panic, and the goroutine dump after it, go
+			// to whichever test printed last (one that passed, even):
+			// they are the package's.
+			if strings.HasPrefix(e.Output, "panic: test timed out after ") {
+				timedOut[e.Package] = true
+			}
+			if timedOut[e.Package] {
+				key = e.Package + " "
+			}
 			logs[key] = append(logs[key], e.Output)
 		case "pass":
 			if e.Test == "" {
@@ -102,31 +112,77 @@ func read(r io.Reader, out io.Writer) (*summary, error) {
 			}
 			delete(logs, key)
 		case "fail", "build-fail":
-			if e.Test == "" {
-				s.pkgFail++
-				s.elapsed += e.Elapsed
-			} else {
+			if e.Test != "" {
 				s.fail++
-				s.failed = append(s.failed, e.Package+" "+e.Test)
+				s.failed = append(s.failed, key)
+				printLogs(out, logs[key])
+				delete(logs, key)
+				break
 			}
-			if e.Test == "" {
-				// A timeout's panic goes to the output of the test
-				// that was running, which never ends: say which.
-				running = slices.DeleteFunc(running, func(k string) bool {
-					if !strings.HasPrefix(k, e.Package+" ") {
-						return false
-					}
-					s.unfinished = append(s.unfinished, k)
-					printLogs(out, ourGoroutines(logs[k]))
-					delete(logs, k)
+			s.pkgFail++
+			s.elapsed += e.Elapsed
+			// Tests that never ended: the hung ones, which the
+			// timeout's panic names (else those running at the end).
+			var left []string
+			running = slices.DeleteFunc(running, func(k string) bool {
+				if pkg, test, _ := strings.Cut(k, " "); pkg == e.Package {
+					left = append(left, test)
 					return true
-				})
+				}
+				return false
+			})
+			if named := runningTests(logs[key]); len(named) > 0 {
+				left = named
 			}
-			printLogs(out, logs[key])
+			for _, test := range leaves(left) {
+				k := e.Package + " " + test
+				s.unfinished = append(s.unfinished, k)
+				printLogs(out, logs[k])
+			}
+			for k := range logs {
+				if strings.HasPrefix(k, e.Package+" ") && k != key {
+					delete(logs, k)
+				}
+			}
+			printLogs(out, ourGoroutines(logs[key]))
 			delete(logs, key)
 		}
 	}
 	return s, sc.Err()
+}
+
+// runningTests are the tests a timeout's panic lists as running:
+//
+//	panic: test timed out after 30m0s
+//		running tests:
+//			TestX (30m0s)
+func runningTests(lines []string) []string {
+	var tests []string
+	in := false
+	for _, l := range lines {
+		switch {
+		case strings.TrimSpace(l) == "running tests:":
+			in = true
+		case in && strings.HasPrefix(l, "\t\t"):
+			name, _, _ := strings.Cut(strings.TrimSpace(l), " ")
+			tests = append(tests, name)
+		case in:
+			return tests
+		}
+	}
+	return tests
+}
+
+// leaves are the tests of tests that have no subtest among them: a hung
+// subtest's parents wait on it, and add nothing to its name.
+func leaves(tests []string) []string {
+	var out []string
+	for _, t := range tests {
+		if !slices.ContainsFunc(tests, func(u string) bool { return strings.HasPrefix(u, t+"/") }) {
+			out = append(out, t)
+		}
+	}
+	return out
 }
 
 func printLogs(out io.Writer, lines []string) {
@@ -141,9 +197,10 @@ func printLogs(out io.Writer, lines []string) {
 const module = "github.com/teamkit/teamkit"
 
 // ourGoroutines keeps, of a timeout's goroutine dump in lines, the
-// goroutines with a frame in this module's code (what the test waited on),
-// and says how many others it left out: the whole dump of a big package
-// is thousands of lines of runtime and library waits.
+// goroutines with a frame in this module's code (what the hung test waits
+// on) but for tests paused in t.Parallel (they wait on the hung one), and
+// says how many others it left out: the whole dump of a big package is
+// thousands of lines of runtime and library waits.
 func ourGoroutines(lines []string) []string {
 	var kept, block []string
 	left, inDump := 0, false
@@ -151,7 +208,8 @@ func ourGoroutines(lines []string) []string {
 		if len(block) == 0 {
 			return
 		}
-		if slices.ContainsFunc(block, func(l string) bool { return strings.Contains(l, module) }) {
+		ours := slices.ContainsFunc(block, func(l string) bool { return strings.Contains(l, module) })
+		if ours && !slices.ContainsFunc(block, func(l string) bool { return strings.HasPrefix(l, "testing.(*T).Parallel(") }) {
 			kept = append(kept, block...)
 		} else {
 			left++
@@ -175,7 +233,7 @@ func ourGoroutines(lines []string) []string {
 	}
 	flush()
 	if left > 0 {
-		kept = append(kept, fmt.Sprintf("(%d goroutines with no frame in %s left out)\n", left, module))
+		kept = append(kept, fmt.Sprintf("(%d other goroutines left out: the runtime's, libraries', tests waiting in t.Parallel)\n", left))
 	}
 	return kept
 }

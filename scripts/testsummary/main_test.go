@@ -1,63 +1,62 @@
 package main
 
 import (
-	"encoding/json"
+	"os"
 	"strings"
 	"testing"
 )
 
-// A package that timed out: the panic went to the output of the test that
-// hung, which never ended. The summary names it, and of the dump keeps
-// the goroutines with a frame in this module.
-func TestTimeoutNamesTheHungTest(t *testing.T) {
-	var in strings.Builder
-	emit := func(action, test, output string) {
-		b, _ := json.Marshal(event{Action: action, Package: module, Test: test, Output: output})
-		in.Write(append(b, '\n'))
+// testdata/hang.json is go test -json of testdata/hangfixture, whose
+// packages hang at -timeout 2s (regenerate there with
+// `go test -json -timeout 2s ./... > ../hang.json`): in par a parallel test
+// hangs while another passes after it, so the timeout's panic follows the
+// passing test's output; in seq a subtest hangs while two parallel tests
+// wait in t.Parallel. The summary names the hung tests alone, with their
+// output, the panic and their goroutines, and what passed as passed.
+func TestTimeoutNamesTheHungTests(t *testing.T) {
+	in, err := os.Open("testdata/hang.json")
+	if err != nil {
+		t.Fatal(err)
 	}
-	emit("run", "TestQuick", "")
-	emit("pass", "TestQuick", "")
-	emit("run", "TestHangs", "")
-	for _, l := range []string{
-		"=== RUN   TestHangs\n",
-		"    hangs_test.go:9: waiting on the agent\n",
-		"panic: test timed out after 25m0s\n",
-		"\trunning tests:\n",
-		"\t\tTestHangs (25m0s)\n",
-		"\n",
-		"goroutine 7 [select]:\n",
-		"net/http.(*persistConn).writeLoop(0xc000)\n",
-		"\n",
-		"goroutine 9 [chan receive]:\n",
-		module + "_test.TestHangs(0xc000)\n",
-		"\t/src/hangs_test.go:10 +0x25\n",
-	} {
-		emit("output", "TestHangs", l)
-	}
-	emit("output", "", "FAIL\t"+module+"\t1500.0s\n")
-	emit("fail", "", "")
+	defer in.Close()
 	var out strings.Builder
-	s, err := read(strings.NewReader(in.String()), &out)
+	s, err := read(in, &out)
 	if err != nil {
 		t.Fatal(err)
 	}
 	s.print(&out, "tests")
 	got := out.String()
+	fixture := module + "/hangfixture/"
 	for _, want := range []string{
-		"waiting on the agent",
-		"\t\tTestHangs (25m0s)\n",
-		module + "_test.TestHangs(0xc000)",
-		"(1 goroutines with no frame in " + module + " left out)",
-		"tests: 1 passed, 0 failed, 0 skipped\n",
-		"   UNFINISHED " + module + " TestHangs (still running when its package failed)\n",
+		"par_test.go:12: waiting on the agent",
+		"seq_test.go:12: waiting on the lock",
+		"panic: test timed out after 2s",
+		"\t\tTestHang (2s)\n",
+		"\t\tTestSub/one (2s)\n",
+		fixture + "par.TestHang(",
+		fixture + "seq.TestSub.func1(",
+		"tests: 2 passed, 0 failed, 0 skipped\n",
+		"   UNFINISHED " + fixture + "par TestHang (still running when its package failed)\n",
+		"   UNFINISHED " + fixture + "seq TestSub/one (still running when its package failed)\n",
 	} {
 		if !strings.Contains(got, want) {
-			t.Errorf("the summary lacks %q:\n%s", want, got)
+			t.Errorf("the summary lacks %q", want)
 		}
 	}
-	for _, unwanted := range []string{"writeLoop", "=== RUN", "UNFINISHED " + module + " TestQuick"} {
+	for _, unwanted := range []string{
+		"=== RUN",
+		"slow but done", // TestSlow passed
+		"UNFINISHED " + fixture + "par TestSlow",
+		"UNFINISHED " + fixture + "seq TestSub ",
+		"UNFINISHED " + fixture + "seq TestPar",
+		"seq.TestPar1(", // waiting in t.Parallel
+		"runtime.gopark",
+	} {
 		if strings.Contains(got, unwanted) {
-			t.Errorf("the summary has %q:\n%s", unwanted, got)
+			t.Errorf("the summary has %q", unwanted)
 		}
+	}
+	if t.Failed() {
+		t.Logf("the summary:\n%s", got)
 	}
 }

@@ -1,0 +1,3 @@
+module github.com/teamkit/teamkit/hangfixture
+
+go 1.26
