@@ -194,3 +194,33 @@ func benchDrainAt(b *testing.B, n int) {
 func BenchmarkDrainAt1k(b *testing.B) { benchDrainAt(b, 1_000) }
 
 func BenchmarkDrainAt1M(b *testing.B) { benchDrainAt(b, 1_000_000) }
+
+// BenchmarkTeam is the roster spawn list reads (AgentsWithoutTasks) for a
+// team of 1 agent and of 200, each with a run's full record: the figure per
+// agent is what a fleet adds to a listing before any liveness check.
+func BenchmarkTeam(b *testing.B) {
+	for _, n := range []int{1, 200} {
+		b.Run(fmt.Sprint(n), func(b *testing.B) {
+			db := openBench(b, filepath.Join(b.TempDir(), "t.db"))
+			ctx := context.Background()
+			for i := range n {
+				a := mailbox.Agent{Team: "fleet", Name: fmt.Sprintf("a%d", i), Type: "claude", Task: "a task of some length",
+					Run: fmt.Sprintf("20261205T050706Z-%08x", i), PID: 20000 + i, State: mailbox.StateRunning,
+					Log:  fmt.Sprintf("/home/u/.local/state/teamkit/runs/fleet/a%d/20261205T050706Z-%08x.log", i, i),
+					Host: "build-1", PIDStart: uint64(1_000_000 + i), BootID: "9f1c2d3e-4b5a-6978-8a9b-0c1d2e3f4a5b"}
+				if err := db.RecordLaunch(ctx, a); err != nil {
+					b.Fatal(err)
+				}
+				if err := db.Heartbeat(ctx, a.Team, a.Name, a.Run, 0); err != nil {
+					b.Fatal(err)
+				}
+			}
+			for b.Loop() {
+				if got, err := db.AgentsWithoutTasks(ctx, "fleet"); err != nil || len(got) != n {
+					b.Fatalf("AgentsWithoutTasks: %d agents, %v", len(got), err)
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(n), "ns/agent")
+		})
+	}
+}

@@ -74,3 +74,20 @@ func childCmdNoT(self, role string) *exec.Cmd {
 	cmd.Env = append(os.Environ(), "TEAMKIT_PROC_CHILD="+role)
 	return cmd
 }
+
+// BenchmarkAlive is the liveness check spawn list makes for each agent of a
+// fleet whose run is on this host: its recorded identity against the
+// process table (on Linux, /proc/<pid>/stat read and parsed).
+//
+//	go test -run '^$' -bench Alive -benchtime 20000x ./pkg/proc/
+func BenchmarkAlive(b *testing.B) {
+	self, err := Self()
+	if err != nil {
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		if !self.Alive() {
+			b.Fatal("this process is not alive")
+		}
+	}
+}
