@@ -677,6 +677,46 @@ func TestPostNeverTwice(t *testing.T) {
 	}
 }
 
+// A secondary rate limit on GET /user, which GitHub may send as a 403 with
+// neither Retry-After nor X-RateLimit-Remaining, is a rate limit, not the
+// 403 of a GitHub App token that may not read /user: the look for the
+// question a lost response left on the issue fails, rather than taking
+// only a bot's comments for ours, missing this token's and posting the
+// question again. Once the limit has passed, the look finds it.
+func TestPostNeverTwiceThroughASecondaryRateLimit(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	f.agent("w1", issue)
+	a, created, err := Record(ctx, f.db, mailbox.Ask{Team: "t", Agent: "w1", Run: "first-w1", Issue: issue, Kind: mailbox.KindQuestion, Question: "Which colour?"})
+	if err != nil || !created {
+		t.Fatal(err)
+	}
+	if _, err := Post(ctx, f.db, lostResponse{f.gh}, a, true); err == nil {
+		t.Fatal("lost response not reported")
+	}
+	if err := f.fake.Fail(githubtest.Failure{Count: 1, PathPrefix: "/user", Status: 403,
+		Message: "You have exceeded a secondary rate limit. Please wait a few minutes before you try again."}); err != nil {
+		t.Fatal(err)
+	}
+	again, err := f.db.Ask(ctx, a.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Post(ctx, f.db, f.gh, again, false); !errors.Is(err, github.ErrRateLimited) {
+		t.Errorf("post under a secondary rate limit: %v, want ErrRateLimited", err)
+	}
+	if n := len(f.fake.Comments("octo", "repo", 7)); n != 1 {
+		t.Fatalf("%d question comments on the issue, want 1: the question was posted twice", n)
+	}
+	if again, err = f.db.Ask(ctx, a.ID); err != nil {
+		t.Fatal(err)
+	}
+	posted, err := Post(ctx, f.db, f.gh, again, false)
+	if cs := f.fake.Comments("octo", "repo", 7); err != nil || len(cs) != 1 || posted.CommentID != cs[0].ID {
+		t.Fatalf("after the limit: %v, posted %+v, comments %+v", err, posted, cs)
+	}
+}
+
 func TestRecordAndAnswerLocal(t *testing.T) {
 	f := newFixture(t)
 	ctx := context.Background()

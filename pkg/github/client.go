@@ -66,6 +66,9 @@ type Options struct {
 	// one the server asks for (a rate limit resetting in an hour, say) fails at
 	// once, and the backoff between other retries is capped at it. Default 60s.
 	MaxWait time.Duration
+	// Timeout is how long one attempt may take, from sending the request to
+	// the end of the response's body; default 30s.
+	Timeout time.Duration
 }
 
 // Client is a GitHub REST client. It is safe for concurrent use.

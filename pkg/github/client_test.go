@@ -1,9 +1,11 @@
 package github_test
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -12,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -60,6 +63,8 @@ type fixture struct {
 	mu      sync.Mutex
 	sleeps  []time.Duration
 	headers []http.Header
+	// serve, when set, answers in the fake's place (and may call it).
+	serve http.HandlerFunc
 }
 
 func newFixture(t *testing.T, o github.Options) *fixture {
@@ -68,7 +73,12 @@ func newFixture(t *testing.T, o github.Options) *fixture {
 	f.ts = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		f.mu.Lock()
 		f.headers = append(f.headers, r.Header.Clone())
+		serve := f.serve
 		f.mu.Unlock()
+		if serve != nil {
+			serve(w, r)
+			return
+		}
 		f.fake.ServeHTTP(w, r)
 	}))
 	t.Cleanup(f.ts.Close)
@@ -399,18 +409,41 @@ func TestDroppedConnection(t *testing.T) {
 
 func TestCreateCommentRetries(t *testing.T) {
 	ctx := context.Background()
-	t.Run("502", func(t *testing.T) {
+	t.Run("502 after the write is not repeated", func(t *testing.T) {
+		// A proxy in front of GitHub answers 502 after GitHub made the
+		// comment: a second POST would post the question twice. The
+		// failure is returned; ask finds the comment by its marker later.
 		f := newFixture(t, github.Options{})
-		f.fail(t, githubtest.Failure{Count: 1, Method: "POST", Status: 502})
-		c, err := f.client.CreateComment(ctx, ref, "question")
-		if err != nil {
+		var posts atomic.Int32
+		f.mu.Lock()
+		f.serve = func(w http.ResponseWriter, r *http.Request) {
+			if r.Method == http.MethodPost && posts.Add(1) == 1 {
+				f.fake.ServeHTTP(httptest.NewRecorder(), r)
+				w.WriteHeader(http.StatusBadGateway)
+				return
+			}
+			f.fake.ServeHTTP(w, r)
+		}
+		f.mu.Unlock()
+		_, err := f.client.CreateComment(ctx, ref, "question")
+		if !errors.Is(err, github.ErrUnavailable) {
+			t.Fatalf("err = %v, want ErrUnavailable", err)
+		}
+		if got := f.fake.Comments(ref.Owner, ref.Repo, ref.Number); len(got) != 1 || posts.Load() != 1 {
+			t.Errorf("%d comments stored after %d POSTs, want 1 of 1", len(got), posts.Load())
+		}
+	})
+	t.Run("secondary rate limit", func(t *testing.T) {
+		// GitHub documents a secondary rate limit with neither Retry-After
+		// nor X-RateLimit-Remaining: waited out a minute, then posted.
+		f := newFixture(t, github.Options{})
+		f.fail(t, githubtest.Failure{Count: 1, Method: "POST", Status: 403,
+			Message: "You have exceeded a secondary rate limit. Please wait a few minutes before you try again."})
+		if _, err := f.client.CreateComment(ctx, ref, "question"); err != nil {
 			t.Fatal(err)
 		}
-		if c.ID == 0 || c.Body != "question" || c.User.Login != githubtest.DefaultViewer || c.CreatedAt.IsZero() || c.HTMLURL == "" {
-			t.Errorf("comment = %+v", c)
-		}
-		if got := f.fake.Comments(ref.Owner, ref.Repo, ref.Number); len(got) != 1 {
-			t.Errorf("%d comments stored", len(got))
+		if got, sleeps := f.fake.Comments(ref.Owner, ref.Repo, ref.Number), f.recordedSleeps(); len(got) != 1 || len(sleeps) != 1 || sleeps[0] != time.Minute {
+			t.Errorf("%d comments, waits %v; want 1 after a wait of 1m", len(got), sleeps)
 		}
 	})
 	t.Run("connection refused", func(t *testing.T) {
@@ -702,5 +735,64 @@ func TestEnterpriseBasePath(t *testing.T) {
 	}
 	if is, err := c.Issue(context.Background(), ref); err != nil || is.Number != ref.Number {
 		t.Fatalf("Issue = %+v, %v", is, err)
+	}
+}
+
+// A server that accepts the connection and never answers, or sends its
+// headers and stalls in the body, fails each attempt after Options.Timeout:
+// a GET is retried, a POST is not (it may have been acted on), and either
+// ends in ErrUnavailable instead of holding ask, or a resume pass and its
+// team's lock, for ever.
+func TestSilentServerTimesOut(t *testing.T) {
+	ctx := context.Background()
+	for _, tc := range []struct {
+		name    string
+		headers bool // the status line and headers are sent, then nothing
+	}{{"no answer", false}, {"body stalls", true}} {
+		t.Run(tc.name, func(t *testing.T) {
+			ln, err := net.Listen("tcp", "127.0.0.1:0")
+			if err != nil {
+				t.Fatal(err)
+			}
+			var conns atomic.Int32
+			go func() {
+				for {
+					c, err := ln.Accept()
+					if err != nil {
+						return
+					}
+					conns.Add(1)
+					t.Cleanup(func() { c.Close() })
+					if tc.headers {
+						go func() {
+							bufio.NewReader(c).ReadString('\n')
+							io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{")
+						}()
+					}
+				}
+			}()
+			t.Cleanup(func() { ln.Close() })
+			f := newFixture(t, github.Options{BaseURL: "http://" + ln.Addr().String(), Timeout: 200 * time.Millisecond})
+			// within fails the test, where a client without a timeout
+			// would hang it.
+			within := func(what string, call func() error) {
+				t.Helper()
+				done := make(chan error, 1)
+				go func() { done <- call() }()
+				select {
+				case err := <-done:
+					if !errors.Is(err, github.ErrUnavailable) {
+						t.Fatalf("%s: %v, want ErrUnavailable", what, err)
+					}
+				case <-time.After(time.Minute):
+					t.Fatalf("%s still waiting after a minute on a server that never answers", what)
+				}
+			}
+			within("CreateComment", func() error { _, err := f.client.CreateComment(ctx, ref, "question"); return err })
+			if n := conns.Load(); n != 1 {
+				t.Errorf("the POST was tried on %d connections, want 1", n)
+			}
+			within("Viewer", func() error { _, err := f.client.Viewer(ctx); return err })
+		})
 	}
 }

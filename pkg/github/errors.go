@@ -21,8 +21,9 @@ var (
 	ErrForbidden = errors.New("github: forbidden")
 	// ErrNotFound: 404, the repository or issue does not exist or the token cannot see it.
 	ErrNotFound = errors.New("github: not found")
-	// ErrRateLimited: 429, or 403 with X-RateLimit-Remaining: 0 or Retry-After,
-	// still limited after retrying or with a wait longer than Options.MaxWait.
+	// ErrRateLimited: 429, or 403 with X-RateLimit-Remaining: 0, Retry-After
+	// or a secondary rate limit's message, still limited after retrying or
+	// with a wait longer than Options.MaxWait.
 	ErrRateLimited = errors.New("github: rate limited")
 	// ErrUnavailable: 5xx after retries, or the network is unreachable.
 	ErrUnavailable = errors.New("github: unavailable")
@@ -40,7 +41,8 @@ type APIError struct {
 	RetryAfter time.Duration
 	// Reset is X-RateLimit-Reset, when present: when the rate limit window resets.
 	Reset time.Time
-	// RateLimited is true for 429 and for a 403 carrying rate-limit headers.
+	// RateLimited is true for 429, and for a 403 carrying rate-limit headers
+	// or a secondary rate limit's message.
 	RateLimited bool
 }
 

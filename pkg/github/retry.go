@@ -1,8 +1,10 @@
 package github
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"io"
 	"math/rand/v2"
 	"net"
 	"net/http"
@@ -21,22 +23,32 @@ import (
 //     at once on TLS certificate, bad scheme and redirect-loop errors);
 //   - 5xx responses other than 501 Not Implemented;
 //   - 429 Too Many Requests;
-//   - 403 Forbidden when it is a rate limit: X-RateLimit-Remaining: 0 or a
-//     Retry-After header. A plain 403 (no permission) is not retried.
+//   - 403 Forbidden when it is a rate limit: X-RateLimit-Remaining: 0, a
+//     Retry-After header, or a message saying it is a secondary rate limit
+//     (GitHub documents such a 403 with neither header). A plain 403 (no
+//     permission) is not retried.
 //
 // Non-idempotent requests (POST, PATCH) are retried only when the server
 // provably answered without acting or the request never left this machine:
-// 5xx, 429, a rate-limited 403, and errors dialing the connection (connection
-// refused, DNS failure). A connection reset, timeout or EOF after the request
-// was written is NOT retried for them: GitHub may have created the comment, and
-// a duplicate comment is worse than a failed ask. A 5xx on a POST can in rare
-// cases follow a write that did happen; teamkit's ask de-duplicates by the
-// hidden marker it puts in every comment, so that residual risk is accepted.
+// 429, a rate-limited 403, and errors dialing the connection (connection
+// refused, DNS failure). A 5xx, or a connection reset, timeout or EOF after
+// the request was written, is NOT retried for them: GitHub, or a proxy in
+// front of it that answered 502 after GitHub acted, may have created the
+// comment, and a duplicate comment is worse than a failed ask. The failure
+// is returned; the next ask or resume pass finds a comment that was made by
+// the hidden marker in it before posting again.
+//
+// Each attempt may take Options.Timeout, from sending the request to the end
+// of the response's body: a server that accepts the connection and never
+// answers fails the attempt, where it would hold ask, or a resume pass and
+// its team's lock, for ever.
 //
 // How long to wait before retry n (1-based):
 //   - the Retry-After header (seconds or HTTP date) when present;
 //   - else, for a rate limit with X-RateLimit-Remaining: 0, until
 //     X-RateLimit-Reset (unix seconds) plus one second;
+//   - a secondary rate limit that names no wait is given one of a minute
+//     (markSecondaryLimit);
 //   - else exponential backoff with jitter: a random duration in
 //     [d/2, d] where d = 1s·2^(n-1), capped at 30s or Options.MaxWait,
 //     whichever is shorter.
@@ -56,8 +68,12 @@ import (
 const (
 	defaultMaxRetries = 3
 	defaultMaxWait    = 60 * time.Second
-	backoffBase       = time.Second
-	backoffCap        = 30 * time.Second
+	defaultTimeout    = 30 * time.Second
+	// secondaryWait is the wait GitHub asks for after a secondary rate
+	// limit that names none.
+	secondaryWait = time.Minute
+	backoffBase   = time.Second
+	backoffCap    = 30 * time.Second
 	// resetMargin is added to a wait computed from X-RateLimit-Reset, whose
 	// resolution is one second.
 	resetMargin = time.Second
@@ -71,6 +87,7 @@ var testOnlyRetryWait func(time.Duration) time.Duration
 type retryPolicy struct {
 	maxRetries int
 	maxWait    time.Duration
+	timeout    time.Duration // of each attempt
 	now        func() time.Time
 	jitter     func(n int64) int64 // random in [0, n)
 }
@@ -79,6 +96,7 @@ func newRetryPolicy(o Options) *retryPolicy {
 	p := &retryPolicy{
 		maxRetries: o.MaxRetries,
 		maxWait:    o.MaxWait,
+		timeout:    o.Timeout,
 		now:        time.Now,
 		jitter:     rand.Int64N,
 	}
@@ -91,6 +109,9 @@ func newRetryPolicy(o Options) *retryPolicy {
 	if p.maxWait <= 0 {
 		p.maxWait = defaultMaxWait
 	}
+	if p.timeout <= 0 {
+		p.timeout = defaultTimeout
+	}
 	return p
 }
 
@@ -99,7 +120,7 @@ type methodKey struct{}
 // transport wraps base in the retry policy.
 func (p *retryPolicy) transport(base http.RoundTripper) http.RoundTripper {
 	rc := &retryablehttp.Client{
-		HTTPClient:   &http.Client{Transport: base},
+		HTTPClient:   &http.Client{Transport: base, Timeout: p.timeout},
 		Logger:       nil, // silent: errors are returned, not logged
 		RetryMax:     p.maxRetries,
 		CheckRetry:   p.checkRetry,
@@ -134,8 +155,12 @@ func (p *retryPolicy) checkRetry(ctx context.Context, resp *http.Response, err e
 		retry, _ := retryablehttp.DefaultRetryPolicy(ctx, nil, err)
 		return retry, nil
 	}
+	markSecondaryLimit(resp)
 	if !retryableStatus(resp) {
 		return false, nil
+	}
+	if method, _ := ctx.Value(methodKey{}).(string); !idempotent(method) && !isRateLimited(resp.StatusCode, resp.Header) {
+		return false, nil // a 5xx: the write may have happened
 	}
 	if d, ok := p.serverWait(resp); ok && d > p.maxWait {
 		return false, nil
@@ -159,9 +184,27 @@ func (p *retryPolicy) retryWait(_, _ time.Duration, attemptNum int, resp *http.R
 
 func retryableStatus(resp *http.Response) bool {
 	status := resp.StatusCode
-	return status == http.StatusTooManyRequests ||
-		isRateLimited(status, resp.Header) ||
-		status >= 500 && status != http.StatusNotImplemented
+	return isRateLimited(status, resp.Header) || status >= 500 && status != http.StatusNotImplemented
+}
+
+// markSecondaryLimit gives a secondary rate limit that names no wait the
+// Retry-After GitHub's docs give it ("wait for at least one minute before
+// retrying"), so that it is waited out, and reported, as any rate limit
+// is. The body is read (and put back whole) only for a 403 or 429 with no
+// rate-limit header.
+func markSecondaryLimit(resp *http.Response) {
+	if resp.StatusCode != http.StatusForbidden && resp.StatusCode != http.StatusTooManyRequests ||
+		resp.Header.Get("Retry-After") != "" || resp.Header.Get("X-RateLimit-Remaining") == "0" {
+		return
+	}
+	b, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
+	resp.Body = struct {
+		io.Reader
+		io.Closer
+	}{io.MultiReader(bytes.NewReader(b), resp.Body), resp.Body}
+	if secondaryLimit(b) {
+		resp.Header.Set("Retry-After", strconv.Itoa(int(secondaryWait/time.Second)))
+	}
 }
 
 // serverWait is the wait resp asks for, if there is one and it asks.
@@ -241,7 +284,8 @@ func neverSent(err error) bool {
 	return errors.As(err, &opErr) && opErr.Op == "dial"
 }
 
-// isRateLimited: 429, or a 403 with X-RateLimit-Remaining: 0 or Retry-After.
+// isRateLimited: 429, or a 403 with X-RateLimit-Remaining: 0 or
+// Retry-After (which markSecondaryLimit gives a secondary rate limit).
 func isRateLimited(status int, h http.Header) bool {
 	switch status {
 	case http.StatusTooManyRequests:
@@ -250,6 +294,15 @@ func isRateLimited(status int, h http.Header) bool {
 		return h.Get("X-RateLimit-Remaining") == "0" || h.Get("Retry-After") != ""
 	}
 	return false
+}
+
+// secondaryLimit reports whether an error body is GitHub's secondary rate
+// limit: "You have exceeded a secondary rate limit", or, from older
+// servers (GitHub Enterprise), "You have triggered an abuse detection
+// mechanism".
+func secondaryLimit(body []byte) bool {
+	msg := bytes.ToLower(body)
+	return bytes.Contains(msg, []byte("secondary rate limit")) || bytes.Contains(msg, []byte("abuse detection"))
 }
 
 // parseRetryAfter parses Retry-After as delay-seconds or an HTTP date.

@@ -22,12 +22,19 @@ func testPolicy() *retryPolicy {
 }
 
 func resp(status int, kv ...string) *http.Response {
+	return respBody(status, "", kv...)
+}
+
+func respBody(status int, body string, kv ...string) *http.Response {
 	h := http.Header{}
 	for i := 0; i+1 < len(kv); i += 2 {
 		h.Set(kv[i], kv[i+1])
 	}
-	return &http.Response{StatusCode: status, Header: h, Body: io.NopCloser(strings.NewReader(""))}
+	return &http.Response{StatusCode: status, Header: h, Body: io.NopCloser(strings.NewReader(body))}
 }
+
+// secondary is GitHub's secondary rate limit, as its docs show the body.
+const secondary = `{"message":"You have exceeded a secondary rate limit. Please wait a few minutes before you try again.","documentation_url":"https://docs.github.com/rest/overview/rate-limits-for-the-rest-api"}`
 
 func TestCheckRetryDecisions(t *testing.T) {
 	p := testPolicy()
@@ -53,7 +60,14 @@ func TestCheckRetryDecisions(t *testing.T) {
 		{"plain 403", "GET", resp(403, "X-RateLimit-Remaining", "12"), nil, false, 0},
 		{"501", "GET", resp(501), nil, false, 0},
 		{"500", "GET", resp(500), nil, true, -1},
-		{"502 POST", "POST", resp(502), nil, true, -1},
+		{"502 POST (the write may have happened)", "POST", resp(502), nil, false, 0},
+		{"500 PATCH", "PATCH", resp(500), nil, false, 0},
+		{"403 secondary, no headers", "GET", respBody(403, secondary), nil, true, time.Minute},
+		{"403 secondary, no headers, POST", "POST", respBody(403, secondary), nil, true, time.Minute},
+		{"429 secondary, no headers", "GET", respBody(429, secondary), nil, true, time.Minute},
+		{"403 abuse detection (older servers)", "GET", respBody(403, `{"message":"You have triggered an abuse detection mechanism."}`), nil, true, time.Minute},
+		{"403 secondary, Retry-After", "GET", respBody(403, secondary, "Retry-After", "7"), nil, true, 7 * time.Second},
+		{"403 no permission", "POST", respBody(403, `{"message":"Resource not accessible by integration"}`), nil, false, 0},
 		{"503 Retry-After", "GET", resp(503, "Retry-After", "5"), nil, true, 5 * time.Second},
 		{"429", "GET", resp(429), nil, true, -1},
 		{"429 Retry-After", "POST", resp(429, "Retry-After", "2"), nil, true, 2 * time.Second},
@@ -93,6 +107,22 @@ func TestCheckRetryDecisions(t *testing.T) {
 				t.Errorf("wait = %v, want first backoff in [0.5s, 1s]", wait)
 			}
 		})
+	}
+}
+
+// The body a secondary rate limit's 403 was read for is still whole for
+// the caller, which turns it into an APIError: a rate limit, not a 403 for
+// want of permission, with the minute's wait.
+func TestSecondaryLimitLeavesTheBody(t *testing.T) {
+	r := respBody(403, secondary)
+	markSecondaryLimit(r)
+	b, err := io.ReadAll(r.Body)
+	if err != nil || string(b) != secondary {
+		t.Fatalf("body after the look = %q, %v", b, err)
+	}
+	e := newAPIError("GET", "http://x/user", r.StatusCode, r.Header, b, time.Now())
+	if !errors.Is(e, ErrRateLimited) || errors.Is(e, ErrForbidden) || e.RetryAfter != time.Minute {
+		t.Fatalf("APIError %v: rate limited %v, forbidden %v, retry after %v", e, errors.Is(e, ErrRateLimited), errors.Is(e, ErrForbidden), e.RetryAfter)
 	}
 }
 
