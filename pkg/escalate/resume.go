@@ -591,13 +591,14 @@ func (p *pass) intent(id int64) (mailbox.ResumeIntent, error) {
 	return in, err
 }
 
-// claim records the answer and re-spawns the agent: the intent first, then
-// the compare-and-set from awaiting. Only the pass whose compare-and-set
-// wins goes on; a loser leaves everything to the winner (whose intent, if it
-// crashes, the next pass resolves).
+// claim records the answer and re-spawns the agent: the intent first (only
+// while the ask awaits: a claim that comes after another's decision adds
+// none), then the compare-and-set from awaiting. Only the pass whose
+// compare-and-set wins goes on; a loser leaves everything to the winner
+// (whose intent, if it crashes, the next pass resolves).
 func (p *pass) claim(a mailbox.Ask, dec mailbox.Decision) error {
 	db, ctx := p.r.DB, p.ctx
-	if err := db.AddResumeIntent(ctx, a.ID); err != nil {
+	if err := db.AddAnswerIntent(ctx, a.ID); err != nil {
 		return err
 	}
 	p.r.crash(CrashAfterIntent)

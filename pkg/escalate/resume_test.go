@@ -1086,3 +1086,68 @@ func TestRespawnKeepsWake(t *testing.T) {
 		t.Fatalf("re-spawns' wake: %v (%d re-spawns); want w1 true, w2 false", wake, len(f.spawns))
 	}
 }
+
+// heldChannel is a channel that holds every ask and finds dec for it,
+// after wait returns (a slow read: GitHub retrying a 5xx, say).
+type heldChannel struct {
+	name string
+	dec  mailbox.Decision
+	wait func(ctx context.Context, a mailbox.Ask)
+}
+
+func (c *heldChannel) Name() string                       { return c.name }
+func (c *heldChannel) Holds(mailbox.Ask) bool             { return true }
+func (c *heldChannel) Describe(mailbox.Ask) Description   { return Description{} }
+func (c *heldChannel) Ready(context.Context, Round) error { return nil }
+func (c *heldChannel) Post(_ context.Context, _ *mailbox.DB, a mailbox.Ask, _ bool) (mailbox.Ask, error) {
+	return a, nil
+}
+func (c *heldChannel) Find(ctx context.Context, _ Round, a mailbox.Ask) (mailbox.Decision, bool, error) {
+	if c.wait != nil {
+		c.wait(ctx, a)
+	}
+	return c.dec, true, nil
+}
+
+// Two channels hold one ask (GitHub and Slack) and both hold an answer.
+// The fast one claims it, and its re-spawn runs and settles (the intent
+// cleared) while the slow one is still reading. The slow one's claim comes
+// after the decision: it must leave no intent behind, which the next pass
+// would take for a crashed resume and report the same answer resumed a
+// second time ("recovered").
+func TestLosingClaimLeavesNoIntent(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	a := f.ask("w1", "", mailbox.KindQuestion, "Which colour?")
+	settled := func(ctx context.Context, a mailbox.Ask) {
+		for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+			got, err := f.db.Ask(ctx, a.ID)
+			if err == nil && got.ResumedRun != "" && f.intents() == 0 {
+				return
+			}
+		}
+	}
+	fast := &heldChannel{name: "fast", dec: mailbox.Decision{Answer: "Blue.", DecidedBy: "carol", Decision: mailbox.DecisionAnswered, Source: "https://example.com/c/1"}}
+	slow := &heldChannel{name: "slow", wait: settled, dec: mailbox.Decision{Answer: "Red.", DecidedBy: "dave", Decision: mailbox.DecisionAnswered, Source: "https://example.com/c/2"}}
+	r := f.resumer(f.db, "")
+	r.Channels = []Channel{fast, slow}
+
+	if err := r.Pass(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if f.spawnCount() != 1 || len(f.resumed) != 1 || f.state(a.ID).ResumedRun == "" {
+		t.Fatalf("first pass: %d spawns, %d reported, ask %+v", f.spawnCount(), len(f.resumed), f.state(a.ID))
+	}
+	if n := f.intents(); n != 0 {
+		t.Errorf("after the first pass %d resume intent(s) are left for ask %d, which was delivered and settled", n, a.ID)
+	}
+	// A later pass (nothing new happened) must report nothing.
+	r2 := f.resumer(f.db, "")
+	r2.Channels = []Channel{LocalChannel{}}
+	if err := r2.Pass(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if len(f.resumed) != 1 {
+		t.Errorf("ask %d was reported resumed %d times: %+v", a.ID, len(f.resumed), f.resumed)
+	}
+}

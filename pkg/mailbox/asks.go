@@ -175,6 +175,19 @@ func (d *DB) AddResumeIntent(ctx context.Context, id int64) error {
 	return d.fail("record resume intent", err)
 }
 
+// AddAnswerIntent inserts the intent for ask id if absent, and only while
+// the ask awaits its answer: the intent a claim writes before its
+// compare-and-set (DecideAsk). An ask decided already has the intent of
+// whoever decided it, or had it and was settled: a losing claim's intent
+// would outlive that and report the same answer resumed a second time.
+func (d *DB) AddAnswerIntent(ctx context.Context, id int64) error {
+	_, err := d.db.ExecContext(ctx, `INSERT INTO resume_intents (ask_id, created_at)
+		SELECT CAST(? AS BIGINT), CAST(? AS BIGINT) WHERE EXISTS (SELECT 1 FROM asks WHERE id = ? AND state = ?)
+		ON CONFLICT DO NOTHING`,
+		id, nanos(d.now()), id, AskAwaiting)
+	return d.fail("record resume intent", err)
+}
+
 // ClearResumeIntent removes the intent for ask id.
 func (d *DB) ClearResumeIntent(ctx context.Context, id int64) error {
 	_, err := d.db.ExecContext(ctx, `DELETE FROM resume_intents WHERE ask_id = ?`, id)

@@ -739,6 +739,20 @@ func testResumeIntents(t *testing.T, be backend) {
 	if got, _ := db.ResumeIntents(ctx, "u"); len(got) != 1 {
 		t.Fatalf("team u intents: %+v", got)
 	}
+	// A claim's intent is written only while its ask awaits.
+	v, _, _ := db.CreateAsk(ctx, mailbox.Ask{Team: "v", Agent: "a", Run: "1", Kind: mailbox.KindQuestion, Question: "?"})
+	w, _, _ := db.CreateAsk(ctx, mailbox.Ask{Team: "v", Agent: "b", Run: "1", Kind: mailbox.KindQuestion, Question: "?"})
+	if won, err := db.DecideAsk(ctx, w.ID, mailbox.Decision{Answer: "yes", DecidedBy: "carol", Decision: mailbox.DecisionAnswered, Source: "local"}); !won || err != nil {
+		t.Fatalf("DecideAsk = %v, %v", won, err)
+	}
+	for _, id := range []int64{v.ID, v.ID, w.ID} {
+		if err := db.AddAnswerIntent(ctx, id); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got, err := db.ResumeIntents(ctx, "v"); err != nil || len(got) != 1 || got[0].AskID != v.ID {
+		t.Fatalf("claim intents of team v = %+v, %v; want the awaiting ask's alone", got, err)
+	}
 }
 
 func TestETagsAndSettings(t *testing.T) { eachBackend(t, testETagsAndSettings) }
