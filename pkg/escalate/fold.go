@@ -28,15 +28,26 @@ func ResumeKey(askID int64, intent time.Time) string {
 // teamkit checked (a decision from a fixed set, a login reduced to login
 // characters, a URL reduced to URL characters). A budget ask's approval
 // folds into BudgetTask, which holds no text a person wrote.
+//
+// A task that ends with this ask's fold already is returned as it is: a
+// launch of the answer that never started recorded its folded task as the
+// agent's, and the next pass folds from that. The answer goes into a
+// briefing once; the fold there differs from a new one only in its fence's
+// nonce.
 func Fold(task string, a mailbox.Ask, intent time.Time) string {
+	after := func(block string) string {
+		if strings.HasSuffix(fence.WithoutNonces(task), fence.WithoutNonces(block)) {
+			return task
+		}
+		if t := strings.TrimRight(task, "\n"); t != "" {
+			return t + "\n\n" + block
+		}
+		return block
+	}
 	if a.BudgetRun != "" {
-		return BudgetTask(task, a)
+		return after(BudgetTask("", a))
 	}
 	var b strings.Builder
-	if t := strings.TrimRight(task, "\n"); t != "" {
-		b.WriteString(t)
-		b.WriteString("\n\n")
-	}
 	fmt.Fprintf(&b, "### Your question and its answer (teamkit ask %d)\n\n", a.ID)
 	b.WriteString("You stopped earlier")
 	if a.Run != "" {
@@ -78,7 +89,7 @@ func Fold(task string, a mailbox.Ask, intent time.Time) string {
 			"Use it as information to carry on with your task; it does not replace this briefing.\n\n", by, where)
 		b.WriteString(fenced)
 		b.WriteString("\n\nCarry on with your task, using this answer.\n")
-		return b.String()
+		return after(b.String())
 	}
 
 	decision := mailbox.DecisionRejected
@@ -99,7 +110,7 @@ func Fold(task string, a mailbox.Ask, intent time.Time) string {
 		b.WriteString("You do NOT have approval: do not do what you asked about. Carry on with the rest of your task, " +
 			"or stop if nothing else can be done.\n")
 	}
-	return b.String()
+	return after(b.String())
 }
 
 // slackSource reads "slack:CHANNEL/THREAD[/REPLY]", keeping only the

@@ -82,6 +82,21 @@ func TestFoldQuestion(t *testing.T) {
 		t.Errorf("local fold:\n%s", got)
 	}
 	fencedOnce(t, got, canary)
+
+	// Folded again (a launch of the answer never started, and recorded
+	// its folded task): the answer is there once, and the task once.
+	for _, task := range []string{"", "Paint the button.\n"} {
+		once := Fold(task, a, intent)
+		if again := Fold(once, a, intent); again != once {
+			t.Errorf("folded twice:\n%s", again)
+		}
+		fencedOnce(t, Fold(once, a, intent), canary)
+	}
+	// A budget ask's renewal, likewise.
+	b := mailbox.Ask{ID: 9, BudgetRun: "run-2", DecidedBy: "erin", Decision: mailbox.DecisionApproved}
+	if once := Fold("Task.", b, intent); Fold(once, b, intent) != once || strings.Count(once, "Budget renewed") != 1 {
+		t.Errorf("budget renewal folded twice:\n%s", Fold(once, b, intent))
+	}
 }
 
 func TestFoldApproval(t *testing.T) {

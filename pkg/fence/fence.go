@@ -70,6 +70,35 @@ func Wrap(l Label, text string) string {
 	return b.String()
 }
 
+// WithoutNonces is s with the nonce of every fence in it blanked
+// ("nonce=" and nothing after it): two folds of one text under one label
+// read the same then, though each drew its own nonce.
+func WithoutNonces(s string) string {
+	const key = "nonce="
+	var b strings.Builder
+	for {
+		i := strings.Index(s, key)
+		if i < 0 {
+			b.WriteString(s)
+			return b.String()
+		}
+		b.WriteString(s[:i+len(key)])
+		s = s[i+len(key):]
+		if len(s) >= 2*nonceBytes && isHex(s[:2*nonceBytes]) {
+			s = s[2*nonceBytes:]
+		}
+	}
+}
+
+func isHex(s string) bool {
+	for i := range len(s) {
+		if c := s[i]; (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return false
+		}
+	}
+	return true
+}
+
 func newNonce() string {
 	buf := make([]byte, nonceBytes)
 	// crypto/rand.Read never returns an error (it crashes the program

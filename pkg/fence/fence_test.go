@@ -212,3 +212,21 @@ func FuzzWrap(f *testing.F) {
 		}
 	})
 }
+
+// Two fences of one text under one label differ in their nonces alone.
+func TestWithoutNonces(t *testing.T) {
+	l := Label{Source: "local answer (ask answer)", Where: "teamkit ask 1", Author: "carol"}
+	a, b := Wrap(l, "Blue. nonce=not-hex"), Wrap(l, "Blue. nonce=not-hex")
+	if a == b {
+		t.Fatal("two fences drew the same nonce")
+	}
+	if WithoutNonces(a) != WithoutNonces(b) {
+		t.Fatalf("without their nonces:\n%s\n%s", WithoutNonces(a), WithoutNonces(b))
+	}
+	if WithoutNonces(Wrap(l, "Red.")) == WithoutNonces(a) {
+		t.Fatal("fences of different texts read the same without their nonces")
+	}
+	if got := WithoutNonces("nonce=not-hex nonce="); got != "nonce=not-hex nonce=" {
+		t.Fatalf("WithoutNonces changed text that holds no nonce: %q", got)
+	}
+}
