@@ -253,7 +253,7 @@ func Supervise(ctx context.Context, spec Spec, db *mailbox.DB, stdout, stderr io
 	if err := startRun(ctx, db, spec, self); err != nil {
 		guard.release()
 		note(spec, "agent %s/%s run %s not started: %v", spec.Team, spec.Name, spec.Run, err)
-		if spec.Ask > 0 && !errors.Is(err, mailbox.ErrWithdrawn) {
+		if spec.Ask > 0 && !errors.Is(err, mailbox.ErrWithdrawn) && !errors.Is(err, mailbox.ErrSuperseded) {
 			// The commit may have landed with its acknowledgement lost.
 			Retry(EndPatience, func(ctx context.Context) error { return db.UnstartRun(ctx, spec.Ask, spec.Run) })
 		}

@@ -23,6 +23,12 @@ import (
 // the one its ask waits for: its agent must not start.
 var ErrWithdrawn = errors.New("the launch was withdrawn: the answer goes with another run")
 
+// ErrSuperseded is StartRun's answer to a supervisor whose run is no longer
+// its agent's (another was launched meanwhile) or has been recorded as
+// ended: its agent must not start, or two would run under one name, one of
+// them recorded nowhere.
+var ErrSuperseded = errors.New("the run is no longer the agent's current one, or has ended")
+
 // LaunchAnswer records run as the launch that is to carry ask id's answer,
 // replacing (and so fencing) any earlier launch not yet started. It reports
 // false when the answer is no longer pending or launching: delivered
@@ -54,7 +60,9 @@ func (d *DB) WithdrawLaunch(ctx context.Context, id int64) (bool, error) {
 // that carries ask's answer (ask > 0), the answer as delivered by run, in
 // the same transaction. A launch that is no longer the one the ask waits for
 // gets ErrWithdrawn and nothing is written. Like SetAgentState it never
-// touches another run or a run already ended.
+// touches another run or a run already ended: a run that is not the
+// agent's current one, or ended, gets ErrSuperseded, and nothing is
+// written either.
 func (d *DB) StartRun(ctx context.Context, team, name, run string, p Process, ask int64) error {
 	return d.inTx(ctx, "record run start", func(tx *sql.Tx) error {
 		if ask > 0 {
@@ -71,13 +79,22 @@ func (d *DB) StartRun(ctx context.Context, team, name, run string, p Process, as
 			}
 		}
 		now := d.stamp()
-		_, err := tx.ExecContext(ctx,
+		res, err := tx.ExecContext(ctx,
 			`UPDATE agents SET state = ?, pid = ?, pid_start = ?, boot_id = ?, host = ?,
 			   heartbeat_at = `+d.clockSQL()+`, heartbeat_ms = ?, updated_at = `+d.clockSQL()+`,
 			   active_at = `+d.clockSQL()+`
 			 WHERE team = ? AND name = ? AND run = ? AND state NOT IN ('`+StateExited+`', '`+StateFailed+`')`,
 			StateRunning, p.PID, int64(p.Start), p.Boot, p.Host, now, p.Heartbeat.Milliseconds(), now, now, team, name, run)
-		return err
+		if err != nil {
+			return err
+		}
+		if n, err := res.RowsAffected(); err != nil || n != 1 {
+			if err == nil {
+				err = ErrSuperseded
+			}
+			return err
+		}
+		return nil
 	})
 }
 

@@ -644,6 +644,9 @@ func testAsks(t *testing.T, be backend) {
 	if ok, _ := db.LaunchAnswer(ctx, first.ID, "r5"); !ok {
 		t.Fatal("LaunchAnswer r5 = false")
 	}
+	if err := db.RecordLaunch(ctx, mailbox.Agent{Team: "t", Name: "w", Type: "x", Run: "r5", State: mailbox.StateStarting}); err != nil {
+		t.Fatal(err)
+	}
 	if err := db.StartRun(ctx, "t", "w", "r5", mailbox.Process{PID: 1}, first.ID); err != nil {
 		t.Fatalf("StartRun r5 = %v", err)
 	}
@@ -1320,8 +1323,10 @@ func testAgentIdentityAndHeartbeat(t *testing.T, be backend) {
 		t.Fatal(err)
 	}
 	p := mailbox.Process{PID: 42, Start: 9000, Boot: "b-1", Host: "hostA", Heartbeat: 2 * time.Second}
-	if err := db.StartRun(ctx, "t", "a", "other-run", p, 0); err != nil {
-		t.Fatal(err)
+	// A run that is not the agent's (a launch that replaced it was
+	// recorded meanwhile) is refused: its supervisor must start nothing.
+	if err := db.StartRun(ctx, "t", "a", "other-run", p, 0); !errors.Is(err, mailbox.ErrSuperseded) {
+		t.Fatalf("StartRun of another run: %v, want ErrSuperseded", err)
 	}
 	if a, _ := db.Agent(ctx, "t", "a"); a.PID != 0 || a.State != mailbox.StateStarting {
 		t.Fatalf("another run's supervisor changed the record: %+v", a)
@@ -1380,6 +1385,13 @@ func testAgentIdentityAndHeartbeat(t *testing.T, be backend) {
 	db.Heartbeat(ctx, "t", "a", "r2", 0)
 	if a, _ := db.Agent(ctx, "t", "a"); a.HeartbeatAt == nil || a.HeartbeatAt.Equal(c.Now()) {
 		t.Fatalf("heartbeat renewed after the exit: %+v", a)
+	}
+	// Nor does a late start: the ended run's agent must not start.
+	if err := db.StartRun(ctx, "t", "a", "r2", p, 0); !errors.Is(err, mailbox.ErrSuperseded) {
+		t.Fatalf("StartRun of an ended run: %v, want ErrSuperseded", err)
+	}
+	if a, _ := db.Agent(ctx, "t", "a"); a.State != mailbox.StateExited || a.PID != 7 {
+		t.Fatalf("a late start changed the ended run's record: %+v", a)
 	}
 }
 
