@@ -5,6 +5,7 @@ package teamkit_test
 import (
 	"bytes"
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"os/exec"
@@ -223,6 +224,34 @@ func waitAgent(ts *testscript.TestScript, neg bool, args []string) {
 			ts.Fatalf("waitagent: %s/%s is %q (run %s), never %q", args[0], args[1], last.State, last.Run, args[2])
 		}
 		time.Sleep(pollEvery)
+	}
+}
+
+// waitClaim runs "waitclaim TEAM NAME park|wake": wait until a resume pass
+// has claimed the agent's park (its claim recorded) or its wake (woke_through
+// advanced past 0), neither of which a command prints.
+func waitClaim(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 3 || args[2] != "park" && args[2] != "wake" {
+		ts.Fatalf("usage: waitclaim TEAM NAME park|wake")
+	}
+	dbURL := ts.Getenv("TEAMKIT_DB")
+	db, err := sql.Open(sqlDriver(dbURL), dbURL)
+	ts.Check(err)
+	defer db.Close()
+	// The names are the script's own: quoted as literals, the one
+	// statement serves both backends' placeholders.
+	q := "SELECT park_claim <> '' FROM agents WHERE team = '" + args[0] + "' AND name = '" + args[1] + "'"
+	if args[2] == "wake" {
+		q = "SELECT woke_through > 0 FROM agents WHERE team = '" + args[0] + "' AND name = '" + args[1] + "'"
+	}
+	for deadline := time.Now().Add(waitLimit); ; time.Sleep(pollEvery) {
+		var claimed bool
+		if err := db.QueryRow(q).Scan(&claimed); err == nil && claimed {
+			return
+		}
+		if time.Now().After(deadline) {
+			ts.Fatalf("waitclaim: %s/%s's %s was never claimed", args[0], args[1], args[2])
+		}
 	}
 }
 

@@ -215,6 +215,7 @@ func scriptParams(t *testing.T, dir string, files []string, postgres bool) tests
 			"ghfake":       ghFake,
 			"waitfor":      waitFor,
 			"waitagent":    waitAgent,
+			"waitclaim":    waitClaim,
 			"parallel":     parallel,
 			"fenced":       fenced,
 			"pty":          ptyCmd,

@@ -73,13 +73,19 @@ func (p *pass) respawnPark(a mailbox.Agent, run string) error {
 		return err
 	}
 	res, err := p.r.Spawn(ctx, SpawnRequest{Continue: cont, Type: a.Type, Team: a.Team, Name: a.Name, Task: a.Task, Issue: a.Issue,
-		Workdir: a.Workdir, ResumeOf: ParkKey(a.Run), Run: run, Wake: a.Wake == mailbox.WakeMail})
+		Workdir: a.Workdir, ResumeOf: ParkKey(a.Run), Run: run, Wake: a.Wake == mailbox.WakeMail, IfRun: a.Run})
 	if err != nil {
 		if ctx.Err() != nil {
 			return ctx.Err() // the claim lapses after StartingGrace; a later pass takes it over
 		}
 		if _, rerr := p.r.DB.ReleasePark(context.WithoutCancel(ctx), a, run); rerr != nil {
 			return rerr
+		}
+		if errors.Is(err, ErrSuperseded) {
+			// A person's spawn while this one waited for a slot: that
+			// launch ended the park, and runs what the person asked.
+			p.r.note("%s/%s was launched again meanwhile, which ended its park", a.Team, a.Name)
+			return nil
 		}
 		if errors.Is(err, ErrAgentBusy) {
 			p.r.note("%s/%s: %s; a later pass re-spawns it once it has exited", a.Team, a.Name, text.OneLine(err.Error()))

@@ -42,6 +42,10 @@ var (
 	// ErrAgentBusy is what a Spawner returns when the agent is still alive:
 	// the re-spawn waits for a later pass, and the pass has not failed.
 	ErrAgentBusy = errors.New("agent is still running")
+	// ErrSuperseded is what a Spawner returns for a request whose IfRun
+	// the agent's record no longer names: another launch replaced the run
+	// the re-spawn was decided on, and there is nothing left to do.
+	ErrSuperseded = errors.New("the agent was launched again meanwhile")
 )
 
 // FailedError says a pass failed for Count reasons, each already reported
@@ -73,6 +77,10 @@ type SpawnRequest struct {
 	// Wake keeps the re-spawned agent a wake agent (see wake.go): every
 	// re-spawn (a wake, a park's end, an answer) carries its last launch's.
 	Wake bool
+	// IfRun is the run a park's end or a wake was claimed on: checked
+	// once the agent's spawn lock is held (a person's spawn takes it too),
+	// the re-spawn is not made if the agent's record names another.
+	IfRun string
 }
 
 // SpawnResult is how a re-spawn ended (see spawn.Result).

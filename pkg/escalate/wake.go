@@ -93,40 +93,38 @@ func (p *pass) wake() error {
 		if !wakeable(a, rec, asked[a.Name], r.Host, r.now()) {
 			continue
 		}
-		won, err := r.DB.ClaimWake(ctx, a.Team, a.Name, a.Run, c.Newest)
+		won, err := r.DB.ClaimWake(ctx, c)
 		if err != nil {
 			return err
 		}
 		if won {
-			p.startWake(a, c.Newest)
+			p.startWake(c)
 		}
 	}
 	return nil
 }
 
-// startWake re-spawns agent a, whose wake for the mail up to through this
-// pass claimed, in the background like an answer's re-spawn (start).
-func (p *pass) startWake(a mailbox.Agent, through int64) {
-	release := func() error {
-		return p.r.DB.ReleaseWake(context.WithoutCancel(p.ctx), a.Team, a.Name, a.Run, through)
-	}
+// startWake re-spawns c's agent, whose wake for the mail up to c.Newest
+// this pass claimed, in the background like an answer's re-spawn (start).
+func (p *pass) startWake(c mailbox.WakeCandidate) {
+	release := func() error { return p.r.DB.ReleaseWake(context.WithoutCancel(p.ctx), c) }
 	p.mu.Lock()
-	p.goLocked(a.Team, a.Name, func() error { return p.respawnWake(a, through) }, release)
+	p.goLocked(c.Agent.Team, c.Agent.Name, func() error { return p.respawnWake(c) }, release)
 }
 
 // respawnWake starts a again with the type, issue, workdir and wake of its
 // last spawn and WakeTask. A re-spawn that did not start gives the claim
 // back, so that a later pass wakes it.
-func (p *pass) respawnWake(a mailbox.Agent, through int64) error {
-	r, ctx := p.r, p.ctx
+func (p *pass) respawnWake(c mailbox.WakeCandidate) error {
+	r, ctx, a := p.r, p.ctx, c.Agent
 	cont, err := p.continuation(a, WakeTask(a.Team, a.Name))
 	if err != nil {
 		return err
 	}
 	res, err := r.Spawn(ctx, SpawnRequest{Continue: cont, Type: a.Type, Team: a.Team, Name: a.Name, Task: WakeTask(a.Team, a.Name),
-		Issue: a.Issue, Workdir: a.Workdir, Wake: true})
+		Issue: a.Issue, Workdir: a.Workdir, Wake: true, IfRun: a.Run})
 	if err != nil {
-		if rerr := r.DB.ReleaseWake(context.WithoutCancel(ctx), a.Team, a.Name, a.Run, through); rerr != nil {
+		if rerr := r.DB.ReleaseWake(context.WithoutCancel(ctx), c); rerr != nil {
 			return rerr
 		}
 		switch {
@@ -134,6 +132,11 @@ func (p *pass) respawnWake(a mailbox.Agent, through int64) error {
 			return ctx.Err()
 		case errors.Is(err, ErrAgentBusy):
 			r.note("wake of %s/%s: %s; a later pass wakes it", a.Team, a.Name, text.OneLine(err.Error()))
+			return nil
+		case errors.Is(err, ErrSuperseded):
+			// A person's spawn while this one waited for a slot: that
+			// launch took the mail this wake was for.
+			r.note("%s/%s was launched again meanwhile; no wake needed", a.Team, a.Name)
 			return nil
 		}
 		p.count()
@@ -145,6 +148,6 @@ func (p *pass) respawnWake(a mailbox.Agent, through int64) error {
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return r.ReportWake(Woke{Team: a.Team, Agent: a.Name, Mail: through, Status: res.Status, AfterSeconds: res.After.Seconds(),
+	return r.ReportWake(Woke{Team: a.Team, Agent: a.Name, Mail: c.Newest, Status: res.Status, AfterSeconds: res.After.Seconds(),
 		Run: res.Run, ExitCode: res.ExitCode, Log: res.Log})
 }

@@ -11,10 +11,13 @@ import (
 // exactly one resume pass, on any host, re-spawns it for that mail.
 
 // WakeCandidate is an agent with mail no run of it has covered: Newest is
-// its newest unread message.
+// its newest unread message, Covered the mail its runs had covered when it
+// was listed (woke_through), which a claim moves to Newest and a release
+// puts back.
 type WakeCandidate struct {
-	Agent  Agent
-	Newest int64
+	Agent   Agent
+	Newest  int64
+	Covered int64
 }
 
 // WakeCandidates lists team's wake agents with unread mail newer than
@@ -22,7 +25,7 @@ type WakeCandidate struct {
 // now (its run ended normally, here) is the caller's judgement.
 func (d *DB) WakeCandidates(ctx context.Context, team string) ([]WakeCandidate, error) {
 	rows, err := d.db.QueryContext(ctx,
-		`SELECT `+agentColsAs("a")+`, m.newest FROM agents a
+		`SELECT `+agentColsAs("a")+`, m.newest, a.woke_through FROM agents a
 		 JOIN (SELECT recipient, MAX(id) AS newest FROM messages WHERE team = ? AND read_at IS NULL GROUP BY recipient) m
 		   ON m.recipient = a.name
 		 WHERE a.team = ? AND a.wake <> '' AND m.newest > a.woke_through
@@ -35,7 +38,7 @@ func (d *DB) WakeCandidates(ctx context.Context, team string) ([]WakeCandidate, 
 	for rows.Next() {
 		var n nullAgent
 		var c WakeCandidate
-		if err := rows.Scan(append(n.dest(), &c.Newest)...); err != nil {
+		if err := rows.Scan(append(n.dest(), &c.Newest, &c.Covered)...); err != nil {
 			return nil, d.fail("list agents to wake", err)
 		}
 		c.Agent = *n.agent()
@@ -44,14 +47,15 @@ func (d *DB) WakeCandidates(ctx context.Context, team string) ([]WakeCandidate, 
 	return out, d.fail("list agents to wake", rows.Err())
 }
 
-// ClaimWake records that the mail up to message through wakes run's agent:
-// a compare-and-set that only one caller wins while the agent's latest run
-// is still run and no wake has covered through yet. It reports whether this
-// caller won.
-func (d *DB) ClaimWake(ctx context.Context, team, name, run string, through int64) (bool, error) {
+// ClaimWake records that the mail up to c.Newest wakes c's agent: a
+// compare-and-set that only one caller wins while the agent's latest run is
+// still c's and its runs have covered what they had when c was listed. It
+// reports whether this caller won.
+func (d *DB) ClaimWake(ctx context.Context, c WakeCandidate) (bool, error) {
+	a := c.Agent
 	res, err := d.db.ExecContext(ctx,
-		`UPDATE agents SET woke_through = ? WHERE team = ? AND name = ? AND run = ? AND woke_through < ?`,
-		through, team, name, run, through)
+		`UPDATE agents SET woke_through = ? WHERE team = ? AND name = ? AND run = ? AND woke_through = ?`,
+		c.Newest, a.Team, a.Name, a.Run, c.Covered)
 	if err != nil {
 		return false, d.fail("claim wake", err)
 	}
@@ -59,15 +63,18 @@ func (d *DB) ClaimWake(ctx context.Context, team, name, run string, through int6
 	return n == 1, d.fail("claim wake", err)
 }
 
-// ReleaseWake undoes a claim of through whose re-spawn did not start, so
-// that a later pass claims it again; it does nothing once the agent has
+// ReleaseWake undoes the claim of c whose re-spawn did not start, so that a
+// later pass claims it again: what the agent's runs cover goes back to what
+// it was (not to c.Newest-1: the mail before c.Newest may still be unread,
+// after a read of c.Newest alone). It does nothing once the agent has
 // another run or a newer claim.
-func (d *DB) ReleaseWake(ctx context.Context, team, name, run string, through int64) error {
+func (d *DB) ReleaseWake(ctx context.Context, c WakeCandidate) error {
+	a := c.Agent
 	_, err := d.db.ExecContext(ctx,
 		`UPDATE agents SET woke_through = ? WHERE team = ? AND name = ? AND run = ? AND woke_through = ?`,
-		through-1, team, name, run, through)
+		c.Covered, a.Team, a.Name, a.Run, c.Newest)
 	if err != nil {
-		return d.fail("release wake", fmt.Errorf("agent %s/%s: %w", team, name, err))
+		return d.fail("release wake", fmt.Errorf("agent %s/%s: %w", a.Team, a.Name, err))
 	}
 	return nil
 }

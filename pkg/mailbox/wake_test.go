@@ -47,7 +47,7 @@ func testClaimWakeOnce(t *testing.T, be backend) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			won, err := other.ClaimWake(ctx, "t", "w", "r1", newest)
+			won, err := other.ClaimWake(ctx, cs[0])
 			if err != nil {
 				t.Error(err)
 			}
@@ -67,17 +67,58 @@ func testClaimWakeOnce(t *testing.T, be backend) {
 	if cs, _ := db.WakeCandidates(ctx, "t"); len(cs) != 0 {
 		t.Fatalf("after the claim: candidates %+v; want none", cs)
 	}
-	if err := db.ReleaseWake(ctx, "t", "w", "r1", newest); err != nil {
+	if err := db.ReleaseWake(ctx, cs[0]); err != nil {
 		t.Fatal(err)
 	}
-	if ok, err := db.ClaimWake(ctx, "t", "w", "r1", newest); err != nil || !ok {
+	if ok, err := db.ClaimWake(ctx, cs[0]); err != nil || !ok {
 		t.Fatalf("claim after release: %v, %v; want won", ok, err)
 	}
 	if err := db.RecordLaunch(ctx, mailbox.Agent{Team: "t", Name: "w", Type: "x", Run: "r2", State: mailbox.StateRunning, Wake: mailbox.WakeMail}); err != nil {
 		t.Fatal(err)
 	}
 	later := send("three")
-	if ok, err := db.ClaimWake(ctx, "t", "w", "r1", later); err != nil || ok {
+	if ok, err := db.ClaimWake(ctx, mailbox.WakeCandidate{Agent: cs[0].Agent, Newest: later, Covered: newest}); err != nil || ok {
 		t.Fatalf("claim against the old run: %v, %v; want lost", ok, err)
+	}
+}
+
+// A wake claimed and given back (its re-spawn did not start) leaves the
+// agent a candidate for all the mail no run has covered, also after a read
+// of the newest message alone (a reply, read with --reply-to): the release
+// puts back what the runs covered, not the claim's newest message minus one.
+func TestReleaseWakeRestoresCovered(t *testing.T) { eachBackend(t, testReleaseWakeRestoresCovered) }
+
+func testReleaseWakeRestoresCovered(t *testing.T, be backend) {
+	ctx := context.Background()
+	db, _, _ := newDB(t, be)
+	if err := db.RecordLaunch(ctx, mailbox.Agent{Team: "t", Name: "w", Type: "x", Run: "r1", State: mailbox.StateExited, Wake: mailbox.WakeMail}); err != nil {
+		t.Fatal(err)
+	}
+	send := func(body string, replyTo int64) int64 {
+		m, err := db.Send(ctx, mailbox.Message{Team: "t", From: "lead", To: "w", Body: body, ReplyTo: replyTo})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return m.ID
+	}
+	q := send("an earlier message", 0)
+	send("one", 0)
+	send("two", 0)
+	send("the reply", q)
+	cs, err := db.WakeCandidates(ctx, "t")
+	if err != nil || len(cs) != 1 {
+		t.Fatalf("candidates %+v, %v", cs, err)
+	}
+	if ok, err := db.ClaimWake(ctx, cs[0]); err != nil || !ok {
+		t.Fatalf("claim: %v, %v", ok, err)
+	}
+	if err := db.ReleaseWake(ctx, cs[0]); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.DrainReplies(ctx, "t", "w", q, 0, func([]mailbox.Message) error { return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if cs, err := db.WakeCandidates(ctx, "t"); err != nil || len(cs) != 1 {
+		t.Fatalf("after the release and a read of the reply alone: candidates %+v, %v; want w, whose mail 'one' and 'two' no run has covered", cs, err)
 	}
 }

@@ -76,6 +76,8 @@ const OutputLines = 10
 var (
 	ErrBusy  = errors.New("another spawn of this agent is in progress")
 	ErrAlive = errors.New("agent is already running")
+	// ErrSuperseded: the agent's record no longer names Request.IfRun.
+	ErrSuperseded = errors.New("the agent was launched again meanwhile")
 )
 
 // Request is one spawn.
@@ -92,6 +94,11 @@ type Request struct {
 	// supervisor records as delivered before it starts the agent.
 	Run string
 	Ask int64
+	// IfRun, when set, makes the launch only if the agent's record still
+	// names run IfRun once the agent's lock is held, else ErrSuperseded:
+	// a re-spawn decided on that run (a park's end, a wake) is not made
+	// once another launch, a person's spawn say, has replaced it.
+	IfRun string
 	// Continue, for a re-spawn, asks to continue the last run's CLI
 	// session (session.go); nil for a person's spawn.
 	Continue *Continuation
@@ -181,6 +188,15 @@ func Spawn(ctx context.Context, db *mailbox.DB, finder agenttype.Finder, req Req
 		return Result{}, err
 	}
 	defer unlock()
+	if run := j.req.IfRun; run != "" {
+		a, err := db.Agent(ctx, j.req.Team, j.req.Name)
+		if err != nil {
+			return Result{}, err
+		}
+		if a.Run != run {
+			return Result{}, fmt.Errorf("%w: %s/%s is run %s now, not %s", ErrSuperseded, j.req.Team, j.req.Name, a.Run, run)
+		}
+	}
 	if err := stopLive(ctx, db, j.req); err != nil {
 		return Result{}, err
 	}

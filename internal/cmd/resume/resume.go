@@ -292,7 +292,7 @@ func spawner(env *command.Env, db *mailbox.DB, base spawn.Request) escalate.Spaw
 		}
 		r := base
 		r.Type, r.Team, r.Name, r.Task, r.Issue, r.Workdir = req.Type, req.Team, req.Name, req.Task, req.Issue, req.Workdir
-		r.ResumeOf, r.Run, r.Ask, r.Self = req.ResumeOf, req.Run, req.AskID, self
+		r.ResumeOf, r.Run, r.Ask, r.IfRun, r.Self = req.ResumeOf, req.Run, req.AskID, req.IfRun, self
 		r.Wake = r.Wake || req.Wake
 		// A re-spawn keeps the budget recorded with the agent's last launch.
 		ag, err := db.Agent(ctx, req.Team, req.Name)
@@ -304,8 +304,11 @@ func spawner(env *command.Env, db *mailbox.DB, base spawn.Request) escalate.Spaw
 			r.Continue = &spawn.Continuation{Session: c.Session, Why: c.Why, News: c.News}
 		}
 		res, err := spawn.Spawn(ctx, db, agenttype.NewFinder(env.Getenv), r)
-		if errors.Is(err, spawn.ErrAlive) {
+		switch {
+		case errors.Is(err, spawn.ErrAlive):
 			err = fmt.Errorf("%w: %w", escalate.ErrAgentBusy, err)
+		case errors.Is(err, spawn.ErrSuperseded):
+			err = fmt.Errorf("%w: %w", escalate.ErrSuperseded, err)
 		}
 		if err != nil {
 			return escalate.SpawnResult{}, err
