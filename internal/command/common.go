@@ -59,10 +59,12 @@ func StateDir(env *Env) string { return filepath.Join(StateHome(env), "teamkit")
 
 // StateHome is $XDG_STATE_HOME, else the OS's place for per-user
 // application state where it has one (%LOCALAPPDATA% on Windows), else
-// ~/.local/state (Linux, macOS, FreeBSD). A relative XDG_STATE_HOME is
-// ignored, as the XDG spec says; with no usable HOME either, it falls back
-// to the system temporary directory rather than to a path relative to
-// wherever cron happened to start the command.
+// ~/.local/state (Linux, macOS, FreeBSD), the home being $HOME or, unset,
+// the user's entry in /etc/passwd (a system service, `env -i`). A relative
+// XDG_STATE_HOME is ignored, as the XDG spec says. With no home at all it
+// is a directory of the user's own in the system's temporary directory
+// (privateTempState), never one another user could have made: the mailbox,
+// and the built-in types' scripts spawn runs, are kept there.
 func StateHome(env *Env) string {
 	if d := env.Getenv("XDG_STATE_HOME"); filepath.IsAbs(d) {
 		return d
@@ -73,7 +75,10 @@ func StateHome(env *Env) string {
 	if h := env.Getenv("HOME"); filepath.IsAbs(h) {
 		return filepath.Join(h, ".local", "state")
 	}
-	return filepath.Join(os.TempDir(), "teamkit-state")
+	if h := homeOfUser(); h != "" {
+		return filepath.Join(h, ".local", "state")
+	}
+	return privateTempState()
 }
 
 // OpenMailbox opens (creating and migrating if needed) the command's mailbox.

@@ -1,0 +1,61 @@
+//go:build !windows
+
+package command
+
+import (
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// With no HOME, the state goes to the user's home in /etc/passwd.
+func TestStateHomeWithoutHOME(t *testing.T) {
+	home := homeOfUser()
+	if home == "" {
+		t.Skip("this user has no entry in /etc/passwd")
+	}
+	env := &Env{Getenv: func(string) string { return "" }}
+	if got, want := StateHome(env), filepath.Join(home, ".local", "state"); got != want {
+		t.Fatalf("StateHome with no HOME = %q, want %q", got, want)
+	}
+}
+
+// The last place for the state is the user's own directory in the
+// temporary directory; one someone else made first (open to others, or
+// theirs) is not used.
+func TestPrivateTempState(t *testing.T) {
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp)
+	want := filepath.Join(tmp, "teamkit-state-"+strconv.Itoa(os.Getuid()))
+	if got := privateTempState(); got != want {
+		t.Fatalf("privateTempState = %q, want %q", got, want)
+	}
+	if st, err := os.Stat(want); err != nil || st.Mode().Perm() != 0o700 {
+		t.Fatalf("the state directory: %v, %v; want mode 0700", st, err)
+	}
+	// Planted: open to every user.
+	if err := os.Chmod(want, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	got := privateTempState()
+	if got == want || !strings.HasPrefix(got, want+"-") {
+		t.Fatalf("privateTempState with %s open to all = %q, want a fresh directory beside it", want, got)
+	}
+	if st, err := os.Stat(got); err != nil || st.Mode().Perm() != 0o700 {
+		t.Fatalf("the fresh directory: %v, %v; want mode 0700", st, err)
+	}
+	// Planted: another user's (only root can make one here).
+	if os.Getuid() == 0 {
+		if err := os.Chmod(want, 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chown(want, 65534, 65534); err != nil {
+			t.Fatal(err)
+		}
+		if got := privateTempState(); got == want {
+			t.Fatalf("privateTempState used %s, which another user owns", want)
+		}
+	}
+}
