@@ -3,11 +3,12 @@ package command
 import "strconv"
 
 // MaxAgents is the cap on the agents running on this host that spawn and
-// resume apply: flag when the command has one (spawn --max-running, > 0
-// when given), else TEAMKIT_MAX_AGENTS; 0 when neither sets one.
-func MaxAgents(env *Env, flag int) (int, error) {
-	if flag != 0 {
-		if flag < 0 {
+// resume apply: flag when the command has one and it was given (spawn
+// --max-running, 1 or more), else TEAMKIT_MAX_AGENTS; 0 when neither sets
+// one.
+func MaxAgents(env *Env, flag int, given bool) (int, error) {
+	if given {
+		if flag < 1 {
 			return 0, Usagef("--max-running %d: want a number of agents, 1 or more", flag)
 		}
 		return flag, nil

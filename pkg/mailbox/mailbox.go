@@ -349,8 +349,9 @@ func (d *DB) Created() bool { return d.created }
 // Backend is "sqlite" or "postgres".
 func (d *DB) Backend() string { return d.be.name() }
 
-// redact is a database URL without its password, for messages: the
-// password may be in the user info or in a password= parameter.
+// redact is a database URL without its secrets, for messages: the
+// password may be in the user info or in a parameter, password= or the
+// client key's sslpassword= (any parameter whose name says password goes).
 func redact(u string) string {
 	p, err := url.Parse(u)
 	if err != nil {
@@ -359,8 +360,14 @@ func redact(u string) string {
 	if p.User != nil {
 		p.User = url.User(p.User.Username())
 	}
-	if q := p.Query(); q.Has("password") {
-		q.Del("password")
+	q, changed := p.Query(), false
+	for k := range q {
+		if strings.Contains(strings.ToLower(k), "password") {
+			q.Del(k)
+			changed = true
+		}
+	}
+	if changed {
 		p.RawQuery = q.Encode()
 	}
 	return p.String()

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/urfave/cli/v2"
 
@@ -123,8 +124,13 @@ func parseSend(c *cli.Context, env *command.Env) (*sendOptions, error) {
 		return nil, err
 	}
 	subject := c.String("subject")
-	if strings.ContainsAny(subject, "\r\n") {
+	switch {
+	case strings.ContainsAny(subject, "\r\n"):
 		return nil, command.Usagef("--subject must be one line")
+	case !utf8.ValidString(subject) || strings.IndexByte(subject, 0) >= 0:
+		// As the body (mailbox.CheckBody): PostgreSQL would refuse it
+		// at the write, and SQLite keep bytes no JSON can show.
+		return nil, command.Usagef("--subject must be UTF-8 text, without NUL bytes")
 	}
 	if !hasBody {
 		if env.StdinTTY {

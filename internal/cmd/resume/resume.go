@@ -198,7 +198,7 @@ func parseResume(c *cli.Context, env *command.Env, h Hooks) (*Options, error) {
 		}
 		o.Config.SlackDeciders = spec
 	}
-	if o.MaxRunning, err = command.MaxAgents(env, 0); err != nil {
+	if o.MaxRunning, err = command.MaxAgents(env, 0, false); err != nil {
 		return nil, err
 	}
 	if o.Heartbeat, err = command.Heartbeat(env); err != nil {

@@ -64,7 +64,10 @@ func parseRuns(c *cli.Context, env *command.Env) (*runsOptions, error) {
 	if len(rest) > 0 {
 		return nil, command.Usagef("unexpected argument %q (usage: spawn runs <team> [<name>])", rest[0])
 	}
-	if d := command.Duration(c, "since"); d > 0 {
+	switch d := command.Duration(c, "since"); {
+	case d < 0:
+		return nil, command.Usagef("--since %s: want a duration of 0 or more", d)
+	case d > 0:
 		o.Since = env.Now().Add(-d)
 	}
 	return o, nil

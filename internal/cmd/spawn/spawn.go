@@ -232,7 +232,7 @@ func parseSpawn(c *cli.Context, env *command.Env) (*Options, error) {
 	if err != nil {
 		return nil, err
 	}
-	maxRunning, err := command.MaxAgents(env, c.Int("max-running"))
+	maxRunning, err := command.MaxAgents(env, c.Int("max-running"), c.IsSet("max-running"))
 	if err != nil {
 		return nil, err
 	}
