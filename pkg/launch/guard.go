@@ -25,6 +25,12 @@ type GuardSpec struct {
 	Supervisor               proc.Identity
 	// Ask is the ask whose answer the run carries (Spec.Ask).
 	Ask int64 `json:",omitempty"`
+	// Raw holds DB or Log when not UTF-8 (Spec.Raw).
+	Raw map[string]string `json:",omitempty"`
+}
+
+func (g *GuardSpec) rawFields() map[string]*string {
+	return map[string]*string{"db": &g.DB, "log": &g.Log}
 }
 
 // What a supervisor writes to its guard: started once its agent is up,
@@ -80,7 +86,9 @@ func startGuard(spec Spec, self proc.Identity) (*guard, error) {
 	if spec.Self == "" {
 		return nil, fmt.Errorf("the supervisor's executable is unknown")
 	}
-	gs, err := json.Marshal(GuardSpec{DB: spec.DB, Team: spec.Team, Name: spec.Name, Run: spec.Run, Log: spec.Log, Grace: spec.Grace, Supervisor: self, Ask: spec.Ask})
+	g := GuardSpec{DB: spec.DB, Team: spec.Team, Name: spec.Name, Run: spec.Run, Log: spec.Log, Grace: spec.Grace, Supervisor: self, Ask: spec.Ask}
+	g.Raw = moveRaw(g.rawFields())
+	gs, err := json.Marshal(g)
 	if err != nil {
 		return nil, err
 	}
@@ -124,7 +132,7 @@ func Guard(stdin io.Reader, open func(ctx context.Context, path string) (*mailbo
 	var gs GuardSpec
 	in := bufio.NewReader(stdin)
 	first, err := in.ReadBytes('\n')
-	if err != nil || json.Unmarshal(first, &gs) != nil || gs.Run == "" {
+	if err != nil || json.Unmarshal(first, &gs) != nil || restoreRaw(gs.Raw, gs.rawFields()) != nil || gs.Run == "" {
 		// Without a run there is no marker: stopping "TEAMKIT_RUN=" could
 		// only hit the wrong processes.
 		return fmt.Errorf("no run spec from the supervisor on stdin")

@@ -28,6 +28,7 @@ package launch
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -36,10 +37,12 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
 	"time"
+	"unicode/utf8"
 
 	"github.com/teamkit/teamkit/pkg/mailbox"
 	"github.com/teamkit/teamkit/pkg/proc"
@@ -97,6 +100,10 @@ type Spec struct {
 	// Briefing is how the run was briefed, for its record
 	// (mailbox.RunRecord.Briefing).
 	Briefing string `json:"briefing,omitempty"`
+	// Raw holds the values above that are not UTF-8 (a Latin-1 directory
+	// name, an environment variable's bytes), base64, by where they go
+	// (rawFields): JSON would replace their bytes with U+FFFD.
+	Raw map[string]string `json:"raw,omitempty"`
 
 	// Set by the supervisor process itself, never by the spawner: its own
 	// executable (to start the guard), its environment, and its tmux pane.
@@ -132,12 +139,56 @@ const DefaultGrace = 10 * time.Second
 // WriteSpec stores s at path, readable by its owner only (the environment
 // holds the spawner's secrets).
 func WriteSpec(path string, s Spec) error {
+	s.Argv, s.Env = slices.Clone(s.Argv), slices.Clone(s.Env)
+	s.Raw = moveRaw(s.rawFields())
 	data, err := json.Marshal(s)
 	if err != nil {
 		return err
 	}
 	if err := os.WriteFile(path, data, 0o600); err != nil {
 		return fmt.Errorf("write run spec: %w", err)
+	}
+	return nil
+}
+
+// rawFields are the spec's values that may hold any bytes, by name.
+func (s *Spec) rawFields() map[string]*string {
+	f := map[string]*string{"dir": &s.Dir, "stdin": &s.Stdin, "log": &s.Log, "db": &s.DB, "host": &s.Host,
+		"pid_file": &s.PIDFile, "briefing": &s.Briefing}
+	for i := range s.Argv {
+		f["argv."+strconv.Itoa(i)] = &s.Argv[i]
+	}
+	for i := range s.Env {
+		f["env."+strconv.Itoa(i)] = &s.Env[i]
+	}
+	return f
+}
+
+// moveRaw takes the values of fields that are not UTF-8 out, base64, by
+// name, leaving "" in their place; nil when all are UTF-8.
+func moveRaw(fields map[string]*string) map[string]string {
+	var raw map[string]string
+	for name, p := range fields {
+		if !utf8.ValidString(*p) {
+			if raw == nil {
+				raw = map[string]string{}
+			}
+			raw[name] = base64.StdEncoding.EncodeToString([]byte(*p))
+			*p = ""
+		}
+	}
+	return raw
+}
+
+// restoreRaw puts moveRaw's values back into fields.
+func restoreRaw(raw map[string]string, fields map[string]*string) error {
+	for name, v := range raw {
+		p, ok := fields[name]
+		b, err := base64.StdEncoding.DecodeString(v)
+		if !ok || err != nil {
+			return fmt.Errorf("its raw value %q is not one of its fields", name)
+		}
+		*p = string(b)
 	}
 	return nil
 }
@@ -152,6 +203,10 @@ func ReadSpec(path string) (Spec, error) {
 	if err := json.Unmarshal(data, &s); err != nil {
 		return s, fmt.Errorf("read run spec %s: %w", path, err)
 	}
+	if err := restoreRaw(s.Raw, s.rawFields()); err != nil {
+		return s, fmt.Errorf("read run spec %s: %w", path, err)
+	}
+	s.Raw = nil
 	if len(s.Argv) == 0 {
 		return s, fmt.Errorf("run spec %s has no command", path)
 	}

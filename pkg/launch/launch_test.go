@@ -4,6 +4,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -24,6 +25,20 @@ func TestSpecRoundTrip(t *testing.T) {
 	os.WriteFile(path, []byte(`{"argv":[]}`), 0o600)
 	if _, err := ReadSpec(path); err == nil {
 		t.Error("a spec without a command was accepted")
+	}
+
+	// Bytes that are not UTF-8 (a Latin-1 é) come back as they went, where
+	// JSON alone would give U+FFFD; the spec handed over is not changed.
+	raw := Spec{Argv: []string{"agent", "caf\xe9"}, Env: []string{"A=b", "FOO=caf\xe9"}, Dir: "/w/caf\xe9", Log: "/l\xe9", DB: "/m\xe9/team.db", Run: "r"}
+	if err := WriteSpec(path, raw); err != nil {
+		t.Fatal(err)
+	}
+	if raw.Env[1] != "FOO=caf\xe9" || raw.Raw != nil {
+		t.Fatalf("WriteSpec changed the spec it was given: %+v", raw)
+	}
+	got, err = ReadSpec(path)
+	if err != nil || !slices.Equal(got.Argv, raw.Argv) || !slices.Equal(got.Env, raw.Env) || got.Dir != raw.Dir || got.Log != raw.Log || got.DB != raw.DB || got.Raw != nil {
+		t.Fatalf("ReadSpec of a spec with bytes that are not UTF-8 = %+v, %v", got, err)
 	}
 }
 
