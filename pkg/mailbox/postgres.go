@@ -157,10 +157,31 @@ func (pgBackend) version(ctx context.Context, q querier) (int, error) {
 // prepareMigration makes sure the version table exists. migrate's inTx
 // holds the write lock (a transaction advisory lock), and PostgreSQL's DDL
 // is transactional, so a failed migration leaves nothing behind.
+//
+// It first refuses a schema whose name is too long for teamkit's
+// notifications: their channel is teamkit.<schema> (migration 010,
+// listenOnce), and PostgreSQL's channel names, identifiers, are at most
+// 63 bytes. With a longer one the schema would be made, then every write
+// fail at its trigger's NOTIFY.
 func (pgBackend) prepareMigration(ctx context.Context, tx *sql.Tx) error {
+	var schema string
+	if err := tx.QueryRowContext(ctx, `SELECT current_schema()`).Scan(&schema); err != nil {
+		return err
+	}
+	if len(notifyPrefix)+len(schema) > maxIdentifier {
+		return fmt.Errorf("schema %q is %d bytes long: teamkit's notification channel, %s<schema>, must fit PostgreSQL's %d bytes, so the schema's name may be at most %d bytes",
+			schema, len(schema), notifyPrefix, maxIdentifier, maxIdentifier-len(notifyPrefix))
+	}
 	_, err := tx.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS teamkit_schema (version integer NOT NULL)`)
 	return err
 }
+
+// notifyPrefix begins every notification channel's name; maxIdentifier is
+// PostgreSQL's longest name (NAMEDATALEN - 1).
+const (
+	notifyPrefix  = "teamkit."
+	maxIdentifier = 63
+)
 
 func (pgBackend) setVersion(ctx context.Context, tx *sql.Tx, v int) error {
 	if _, err := tx.ExecContext(ctx, `DELETE FROM teamkit_schema`); err != nil {
@@ -271,7 +292,7 @@ func listenOnce(ctx context.Context, d *DB, t topic, deadline time.Time, check f
 	}
 	defer conn.Close()
 	var channel string
-	if err := conn.QueryRowContext(ctx, `SELECT 'teamkit.' || current_schema()`).Scan(&channel); err != nil {
+	if err := conn.QueryRowContext(ctx, `SELECT '`+notifyPrefix+`' || current_schema()`).Scan(&channel); err != nil {
 		return false, fmt.Errorf("%w: %w", errListenLost, err)
 	}
 	err = conn.Raw(func(dc any) error {

@@ -286,3 +286,30 @@ func TestPostgresReadOnlyDrain(t *testing.T) {
 		t.Fatalf("empty drain on a read-only server: %v, want ErrReadOnly", err)
 	}
 }
+
+// A schema whose name would make the notification channel, teamkit.<schema>,
+// longer than PostgreSQL's 63 bytes is refused when the mailbox is made,
+// in one line that says why; at 55 bytes it works. (It used to be made,
+// and then every write failed: "channel name too long".)
+func TestPostgresLongSchema(t *testing.T) {
+	u := pgtest.URL(t)
+	in := func(schema string) string {
+		if _, err := raw(t, u).Exec(`CREATE SCHEMA ` + schema); err != nil {
+			t.Fatal(err)
+		}
+		p, _ := url.Parse(u)
+		q := p.Query()
+		q.Set("search_path", schema)
+		p.RawQuery = q.Encode()
+		return p.String()
+	}
+	long := strings.Repeat("s", 56)
+	_, err := mailbox.Open(context.Background(), in(long), mailbox.Options{})
+	if err == nil || !strings.Contains(err.Error(), "may be at most 55 bytes") || strings.Contains(err.Error(), "\n") {
+		t.Fatalf("Open in a %d-byte schema: %v", len(long), err)
+	}
+	db := open(t, in(strings.Repeat("s", 55)), nil)
+	if _, err := db.Send(context.Background(), mailbox.Message{Team: "t", From: "a", To: "b", Body: "hi"}); err != nil {
+		t.Fatalf("Send in a 55-byte schema: %v", err)
+	}
+}

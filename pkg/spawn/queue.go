@@ -128,8 +128,14 @@ func (j *job) queue(ctx context.Context, db *mailbox.DB) (a mailbox.Agent, queue
 			return false, nil
 		case a.State == mailbox.StateStarting && a.PID == 0:
 			// Its admitter is starting it; one that died meanwhile left
-			// it to be judged lost (watch then reports it exited).
-			return foreground || time.Since(a.UpdatedAt) > roster.StartingGrace, nil
+			// it to be judged lost (watch then reports it exited). The
+			// record's age by the database's clock, which stamped it
+			// (PostgreSQL's, not this host's: hosts' clocks drift).
+			if foreground {
+				return true, nil
+			}
+			now, err := db.Now(ctx)
+			return err == nil && now.Sub(a.UpdatedAt) > roster.StartingGrace, err
 		}
 		return true, nil
 	}
