@@ -638,14 +638,21 @@ func (l lostResponse) CreateComment(ctx context.Context, ref github.IssueRef, bo
 	return github.Comment{}, errors.New("github: 502 Bad Gateway (POST)")
 }
 
+// recordedQuestion records agent w1's question on the issue, not posted.
+func (f *fixture) recordedQuestion() mailbox.Ask {
+	f.t.Helper()
+	f.agent("w1", issue)
+	a, created, err := Record(context.Background(), f.db, mailbox.Ask{Team: "t", Agent: "w1", Run: "first-w1", Issue: issue, Kind: mailbox.KindQuestion, Question: "Which colour?"})
+	if err != nil || !created {
+		f.t.Fatal(err)
+	}
+	return a
+}
+
 func TestPostNeverTwice(t *testing.T) {
 	f := newFixture(t)
 	ctx := context.Background()
-	f.agent("w1", issue)
-	a, created, err := Record(ctx, f.db, mailbox.Ask{Team: "t", Agent: "w1", Run: "first-w1", Issue: issue, Kind: mailbox.KindQuestion, Question: "Which colour?"})
-	if err != nil || !created {
-		t.Fatal(err)
-	}
+	a := f.recordedQuestion()
 	// A stranger plants this ask's marker first: it must not pass for ours.
 	f.comment("mallory", "NONE", QuestionComment(a))
 	if _, err := Post(ctx, f.db, lostResponse{f.gh}, a, true); err == nil {
@@ -686,11 +693,7 @@ func TestPostNeverTwice(t *testing.T) {
 func TestPostNeverTwiceThroughASecondaryRateLimit(t *testing.T) {
 	f := newFixture(t)
 	ctx := context.Background()
-	f.agent("w1", issue)
-	a, created, err := Record(ctx, f.db, mailbox.Ask{Team: "t", Agent: "w1", Run: "first-w1", Issue: issue, Kind: mailbox.KindQuestion, Question: "Which colour?"})
-	if err != nil || !created {
-		t.Fatal(err)
-	}
+	a := f.recordedQuestion()
 	if _, err := Post(ctx, f.db, lostResponse{f.gh}, a, true); err == nil {
 		t.Fatal("lost response not reported")
 	}
