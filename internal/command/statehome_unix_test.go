@@ -29,8 +29,8 @@ func TestPrivateTempState(t *testing.T) {
 	tmp := t.TempDir()
 	t.Setenv("TMPDIR", tmp)
 	want := filepath.Join(tmp, "teamkit-state-"+strconv.Itoa(os.Getuid()))
-	if got := privateTempState(); got != want {
-		t.Fatalf("privateTempState = %q, want %q", got, want)
+	if got := privateTempDir(); got != want {
+		t.Fatalf("privateTempDir = %q, want %q", got, want)
 	}
 	if st, err := os.Stat(want); err != nil || st.Mode().Perm() != 0o700 {
 		t.Fatalf("the state directory: %v, %v; want mode 0700", st, err)
@@ -39,9 +39,9 @@ func TestPrivateTempState(t *testing.T) {
 	if err := os.Chmod(want, 0o777); err != nil {
 		t.Fatal(err)
 	}
-	got := privateTempState()
+	got := privateTempDir()
 	if got == want || !strings.HasPrefix(got, want+"-") {
-		t.Fatalf("privateTempState with %s open to all = %q, want a fresh directory beside it", want, got)
+		t.Fatalf("privateTempDir with %s open to all = %q, want a fresh directory beside it", want, got)
 	}
 	if st, err := os.Stat(got); err != nil || st.Mode().Perm() != 0o700 {
 		t.Fatalf("the fresh directory: %v, %v; want mode 0700", st, err)
@@ -54,8 +54,33 @@ func TestPrivateTempState(t *testing.T) {
 		if err := os.Chown(want, 65534, 65534); err != nil {
 			t.Fatal(err)
 		}
-		if got := privateTempState(); got == want {
-			t.Fatalf("privateTempState used %s, which another user owns", want)
+		if got := privateTempDir(); got == want {
+			t.Fatalf("privateTempDir used %s, which another user owns", want)
 		}
+	}
+	// Neither the planted directory nor a fresh one (the temporary
+	// directory cannot be written): a path nothing can be made in, never
+	// the planted one.
+	if err := os.Chmod(want, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("TMPDIR", filepath.Join(os.DevNull, "gone"))
+	planted := filepath.Join(os.DevNull, "gone", "teamkit-state-"+strconv.Itoa(os.Getuid()))
+	if got := privateTempDir(); got == planted || !strings.HasPrefix(got, os.DevNull+string(filepath.Separator)) {
+		t.Fatalf("privateTempDir with no temporary directory = %q, want a path under %s", got, os.DevNull)
+	}
+}
+
+// With HOME unset, a home in /etc/passwd that is not the user's own
+// directory (a service account's /nonexistent) is passed over.
+func TestOwnDir(t *testing.T) {
+	if !ownDir(t.TempDir()) {
+		t.Error("a directory this user made is not its own")
+	}
+	if ownDir("/nonexistent-home") || ownDir(os.DevNull) {
+		t.Error("a missing path, or a device, is taken for the user's own directory")
+	}
+	if os.Getuid() != 0 && ownDir("/") {
+		t.Error("/ is taken for this user's own directory")
 	}
 }

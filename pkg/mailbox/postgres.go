@@ -164,11 +164,11 @@ func (pgBackend) version(ctx context.Context, q querier) (int, error) {
 // 63 bytes. With a longer one the schema would be made, then every write
 // fail at its trigger's NOTIFY.
 func (pgBackend) prepareMigration(ctx context.Context, tx *sql.Tx) error {
-	var schema string
-	if err := tx.QueryRowContext(ctx, `SELECT current_schema()`).Scan(&schema); err != nil {
+	var schema string // "" when search_path names no schema: CREATE TABLE says so
+	if err := tx.QueryRowContext(ctx, `SELECT COALESCE(current_schema(), '')`).Scan(&schema); err != nil {
 		return err
 	}
-	if len(notifyPrefix)+len(schema) > maxIdentifier {
+	if schema != "" && len(notifyPrefix)+len(schema) > maxIdentifier {
 		return fmt.Errorf("schema %q is %d bytes long: teamkit's notification channel, %s<schema>, must fit PostgreSQL's %d bytes, so the schema's name may be at most %d bytes",
 			schema, len(schema), notifyPrefix, maxIdentifier, maxIdentifier-len(notifyPrefix))
 	}

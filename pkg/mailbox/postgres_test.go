@@ -308,6 +308,14 @@ func TestPostgresLongSchema(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "may be at most 55 bytes") || strings.Contains(err.Error(), "\n") {
 		t.Fatalf("Open in a %d-byte schema: %v", len(long), err)
 	}
+	// A search_path that names no schema at all is PostgreSQL's to say.
+	p, _ := url.Parse(u)
+	q := p.Query()
+	q.Set("search_path", "nosuchschema")
+	p.RawQuery = q.Encode()
+	if _, err := mailbox.Open(context.Background(), p.String(), mailbox.Options{}); err == nil || !strings.Contains(err.Error(), "no schema has been selected") {
+		t.Fatalf("Open with no schema on the search path: %v", err)
+	}
 	db := open(t, in(strings.Repeat("s", 55)), nil)
 	if _, err := db.Send(context.Background(), mailbox.Message{Team: "t", From: "a", To: "b", Body: "hi"}); err != nil {
 		t.Fatalf("Send in a 55-byte schema: %v", err)

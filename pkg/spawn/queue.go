@@ -121,7 +121,7 @@ func (j *job) queue(ctx context.Context, db *mailbox.DB) (a mailbox.Agent, queue
 			return false, err
 		}
 		if a.Run != j.run {
-			return false, fmt.Errorf("agent %s/%s was launched again (run %s) while this spawn waited in the queue", req.Team, req.Name, a.Run)
+			return false, fmt.Errorf("%s/%s: %w (run %s) while this spawn waited in the queue", req.Team, req.Name, ErrSuperseded, a.Run)
 		}
 		switch {
 		case a.State == mailbox.StateQueued:
