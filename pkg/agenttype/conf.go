@@ -10,6 +10,7 @@
 package agenttype
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"regexp"
@@ -189,6 +190,9 @@ func Parse(file string, data []byte) (Conf, error) {
 		return Conf{}, &ParseError{File: file, Line: line, Problem: problem, Expected: expected}
 	}
 
+	// A byte-order mark, as some Windows editors write one, is not part
+	// of the first key.
+	data = bytes.TrimPrefix(data, []byte("\ufeff"))
 	for i, raw := range strings.Split(string(data), "\n") {
 		n := i + 1
 		line := strings.TrimSpace(raw)

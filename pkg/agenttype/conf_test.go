@@ -70,6 +70,11 @@ func TestParseDefaults(t *testing.T) {
 	if c.Monitor || c.Handshake != HandshakeNone || c.ReadyTimeout != 0 {
 		t.Errorf("defaults: monitor=%v handshake=%q ready_timeout=%v", c.Monitor, c.Handshake, c.ReadyTimeout)
 	}
+	// A byte-order mark (a Windows editor's) before the first key is not
+	// part of it.
+	if bom, err := Parse("t.conf", []byte("\ufeffcommand=a {prompt}\r\n")); err != nil || !reflect.DeepEqual(bom, want) {
+		t.Errorf("Parse after a BOM = %+v, %v; want %+v", bom, err, want)
+	}
 }
 
 // Every launch mode parses on every OS (a type may be shared between

@@ -241,6 +241,22 @@ func queryStrings(ctx context.Context, tx interface {
 // backend serves, never created as a file of that name.
 func IsURL(db string) bool { return strings.Contains(db, "://") }
 
+// keyValueDSN reports whether db reads as a libpq connection string
+// ("host=db1 dbname=team password=…"), which teamkit does not take: as a
+// file path it would make a SQLite mailbox of that name, and print it,
+// password and all.
+func keyValueDSN(db string) bool {
+	for f := range strings.FieldsSeq(db) {
+		switch k, _, ok := strings.Cut(f, "="); k {
+		case "host", "hostaddr", "port", "dbname", "user", "password", "passfile", "sslmode", "service":
+			if ok {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // IsPostgres reports whether db (a --db or TEAMKIT_DB value) is a URL the
 // PostgreSQL backend serves.
 func IsPostgres(db string) bool {
@@ -266,6 +282,10 @@ func Open(ctx context.Context, path string, o Options) (*DB, error) {
 	case IsURL(path):
 		return nil, &Error{Op: "open mailbox", Path: redact(path), Kind: ErrBackend,
 			Err: errors.New("not a postgres:// URL or a file path")}
+	case keyValueDSN(path):
+		// Not shown: it may hold a password.
+		return nil, &Error{Op: "open mailbox", Path: "(a key=value connection string)", Kind: ErrBackend,
+			Err: errors.New("a PostgreSQL mailbox is a postgres:// URL (postgres://user:password@host/dbname), not a libpq key=value string")}
 	default:
 		d, err = openSQLite(path, o)
 	}
