@@ -68,13 +68,7 @@ func (d *DB) StartRun(ctx context.Context, team, name, run string, p Process, as
 		if ask > 0 {
 			res, err := tx.ExecContext(ctx,
 				`UPDATE asks SET resumed_run = ?, launch_run = '' WHERE id = ? AND launch_run = ? AND resumed_run = ''`, run, ask, run)
-			if err != nil {
-				return err
-			}
-			if n, err := res.RowsAffected(); err != nil || n != 1 {
-				if err == nil {
-					err = ErrWithdrawn
-				}
+			if err := oneRow(res, err, ErrWithdrawn); err != nil {
 				return err
 			}
 		}
@@ -85,17 +79,23 @@ func (d *DB) StartRun(ctx context.Context, team, name, run string, p Process, as
 			   active_at = `+d.clockSQL()+`
 			 WHERE team = ? AND name = ? AND run = ? AND state NOT IN ('`+StateExited+`', '`+StateFailed+`')`,
 			StateRunning, p.PID, int64(p.Start), p.Boot, p.Host, now, p.Heartbeat.Milliseconds(), now, now, team, name, run)
-		if err != nil {
-			return err
-		}
-		if n, err := res.RowsAffected(); err != nil || n != 1 {
-			if err == nil {
-				err = ErrSuperseded
-			}
-			return err
-		}
-		return nil
+		return oneRow(res, err, ErrSuperseded)
 	})
+}
+
+// oneRow is the error of a compare-and-set that must change exactly one
+// row: the statement's, or none when it changed none.
+func oneRow(res sql.Result, err, none error) error {
+	if err != nil {
+		return err
+	}
+	if n, err := res.RowsAffected(); err != nil || n != 1 {
+		if err == nil {
+			err = none
+		}
+		return err
+	}
+	return nil
 }
 
 // UnstartRun undoes StartRun's delivery when run's agent never started (its
