@@ -181,6 +181,7 @@ if [[ ${1:-} == --base ]]; then
 	paired "inbox send / benchfloor -send (its INSERT)" "$N/benchfloor" -send "$db" -- "$N/inbox" send crew w1 hello
 	paired "inbox drain (empty) / benchfloor" "$N/benchfloor" "$db" -- "$N/inbox" drain crew nobody
 	paired "stale (~300 listed) / benchfloor" "$N/benchfloor" "$db" -- "$N/stale" crew --min 10
+	paired "stale (~300 listed) / benchfloor -stale (its SELECT)" "$N/benchfloor" -stale "$db" -- "$N/stale" crew --min 10
 	paired "stale (none) / benchfloor" "$N/benchfloor" "$db" -- "$N/stale" crew --min 100000
 	paired "ready check / benchfloor" "$N/benchfloor" "$db" -- "$N/ready" check crew w1
 	echo
