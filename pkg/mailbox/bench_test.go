@@ -12,10 +12,12 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/teamkit/teamkit/internal/mailboxtest"
+	"github.com/teamkit/teamkit/internal/pgtest"
 	"github.com/teamkit/teamkit/pkg/mailbox"
 )
 
@@ -99,6 +101,38 @@ func BenchmarkSend(b *testing.B) {
 		if _, err := db.Send(ctx, msg); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// BenchmarkPostgresSend sends on PostgreSQL from one goroutine, and from
+// eight side by side to one team and to eight teams: the sends to one team
+// take their ids in turn (sendLock).
+func BenchmarkPostgresSend(b *testing.B) {
+	db := openBench(b, pgtest.URL(b))
+	ctx := context.Background()
+	msg := mailbox.Message{Team: "crew", From: "boss", To: "w", Body: "Task: implement the next item on the list, run the tests, report back."}
+	b.Run("serial", func(b *testing.B) {
+		for b.Loop() {
+			if _, err := db.Send(ctx, msg); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	for _, teams := range []int{1, 8} {
+		b.Run(fmt.Sprintf("8x%dteams", teams), func(b *testing.B) {
+			var next atomic.Int64
+			b.SetParallelism(4) // 4 × GOMAXPROCS (2 here): 8 senders
+			b.RunParallel(func(pb *testing.PB) {
+				m := msg
+				m.Team = fmt.Sprintf("crew%d", next.Add(1)%int64(teams))
+				for pb.Next() {
+					if _, err := db.Send(ctx, m); err != nil {
+						b.Error(err)
+						return
+					}
+				}
+			})
+		})
 	}
 }
 

@@ -46,12 +46,16 @@ func (d *DB) SendAll(ctx context.Context, m Message) ([]Message, error) {
 		if len(to) == 0 {
 			return fmt.Errorf("team %s: %w", m.Team, ErrNoAgents)
 		}
+		if lock := d.be.sendLock(); lock != "" {
+			if _, err := tx.ExecContext(ctx, lock, m.Team); err != nil {
+				return err
+			}
+		}
 		for _, n := range to {
 			c := m
 			c.To = n
 			if err := tx.QueryRowContext(ctx,
-				`INSERT INTO messages (team, sender, recipient, subject, body, preview, reply_to, created_at)
-				 VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
+				insertMessage+`VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
 				c.Team, c.From, c.To, c.Subject, c.Body, Preview(c.Body), replyTo, nanos(c.CreatedAt)).Scan(&c.ID); err != nil {
 				return err
 			}

@@ -199,6 +199,14 @@ type backend interface {
 	tables(ctx context.Context, tx *sql.Tx) ([]string, error)
 	// afterCopy readies dst after Copy inserted rows with their ids.
 	afterCopy(ctx context.Context, tx *sql.Tx) error
+	// sendLock is the statement that takes, until its transaction ends, the
+	// lock every message to team is stored under (one ? for the team),
+	// "" where writes are serialized anyway (SQLite). A wake takes the
+	// newest id it sees as covering all mail to the agent before it
+	// (woke_through): that holds only if ids become visible in their
+	// order, which on PostgreSQL, where an id is taken at the insert and
+	// seen at the commit, takes the lock.
+	sendLock() string
 	// clock is the SQL for the database's own time in Unix nanoseconds,
 	// "" when the database has no clock of its own (SQLite).
 	clock() string

@@ -104,17 +104,26 @@ func (d *DB) SendKnown(ctx context.Context, m Message) (Message, bool, error) {
 	if m.ReplyTo != 0 {
 		replyTo = m.ReplyTo
 	}
+	args := []any{m.Team, m.From, m.To, m.Subject, m.Body, Preview(m.Body), replyTo, nanos(m.CreatedAt)}
+	row := `VALUES (?, ?, ?, ?, ?, ?, ?, ?)`
+	if lock := d.be.sendLock(); lock != "" {
+		// The row is read from the lock's result, so its id is taken
+		// once the lock is held.
+		row = `SELECT ?::text, ?::text, ?::text, ?::text, ?::text, ?::text, ?::bigint, ?::bigint FROM (` + lock + `) l`
+		args = append(args, m.Team)
+	}
 	var known bool
 	err := d.db.QueryRowContext(ctx,
-		`INSERT INTO messages (team, sender, recipient, subject, body, preview, reply_to, created_at)
-		 VALUES (?, ?, ?, ?, ?, ?, ?, ?)
-		 RETURNING id, EXISTS (SELECT 1 FROM agents WHERE team = ? AND name = ?)`,
-		m.Team, m.From, m.To, m.Subject, m.Body, Preview(m.Body), replyTo, nanos(m.CreatedAt), m.Team, m.To).Scan(&m.ID, &known)
+		insertMessage+row+` RETURNING id, EXISTS (SELECT 1 FROM agents WHERE team = ? AND name = ?)`,
+		append(args, m.Team, m.To)...).Scan(&m.ID, &known)
 	if err != nil {
 		return Message{}, false, d.fail("send message", err)
 	}
 	return m, known, nil
 }
+
+// insertMessage stores one message, its eight columns given in this order.
+const insertMessage = `INSERT INTO messages (team, sender, recipient, subject, body, preview, reply_to, created_at) `
 
 // PreviewLen is how much of a body's first line a message keeps as its
 // preview, in characters.

@@ -108,6 +108,10 @@ func (pgBackend) kindOf(err error) error { return pgKind(err) }
 // every connection to this schema, as SQLite's write lock does.
 const writeLock = `SELECT pg_advisory_xact_lock(hashtextextended('teamkit/' || current_schema() || '/write', 0))`
 
+func (pgBackend) sendLock() string {
+	return `SELECT pg_advisory_xact_lock(hashtextextended('teamkit/' || current_schema() || '/send/' || ?, 0))`
+}
+
 func (pgBackend) begin(ctx context.Context, db *sql.DB, serialized bool) (*sql.Tx, error) {
 	tx, err := db.BeginTx(ctx, nil)
 	if err != nil || !serialized {

@@ -43,6 +43,8 @@ func (sqliteBackend) checkpoint(d *DB) {
 // times are the process's (Options.Now), which tests can set.
 func (sqliteBackend) clock() string { return "" }
 
+func (sqliteBackend) sendLock() string { return "" }
+
 func openSQLite(path string, o Options) (*DB, error) {
 	if st, err := os.Stat(path); err == nil && !st.Mode().IsRegular() {
 		// Opening a FIFO blocks until a writer comes (deaf to SIGTERM,
