@@ -99,13 +99,14 @@ func TestWindowsUnderWine(t *testing.T) {
 	}
 	env := append(os.Environ(), "WINEPREFIX="+prefix, "WINEDEBUG=-all")
 
-	// The process layer's own tests, and launch's PATHEXT lookup, as
+	// The process layer's own tests, launch's PATHEXT lookup, and the
+	// tests of what differs on Windows elsewhere (named ...Windows), as
 	// Windows binaries.
 	gotest := boundedCommand(t, "go", "test", "-count=1", "-exec", wine, "./pkg/proc/")
-	lookpath := boundedCommand(t, "go", "test", "-count=1", "-exec", wine, "-run", "^TestLookPath$", "./pkg/launch/")
+	lookpath := boundedCommand(t, "go", "test", "-count=1", "-exec", wine, "-run", "^TestLookPath$|Windows", "./pkg/launch/", "./pkg/agenttype/", "./pkg/spawn/")
 	lookpath.Env = append(env, "GOOS=windows", "GOARCH=amd64", "CGO_ENABLED=0")
 	if out, err := combinedToFile(t, lookpath); err != nil {
-		t.Fatalf("GOOS=windows go test -exec wine -run TestLookPath ./pkg/launch/: %v\n%s", err, out)
+		t.Fatalf("GOOS=windows go test -exec wine -run '^TestLookPath$|Windows' ./pkg/launch/ ./pkg/agenttype/ ./pkg/spawn/: %v\n%s", err, out)
 	}
 	gotest.Env = append(env, "GOOS=windows", "GOARCH=amd64", "CGO_ENABLED=0")
 	if out, err := combinedToFile(t, gotest); err != nil {

@@ -42,10 +42,11 @@ const MaxFile = 1 << 20
 const SharedTemplate = `{{template "teamkit" .}}` + "\n"
 
 // SearchDirs returns the directories searched for user types, most important
-// first: each non-empty entry of TEAMKIT_TYPES (colon-separated), then
+// first: each non-empty entry of TEAMKIT_TYPES (a path list: colon-separated,
+// semicolon-separated on Windows, whose paths hold a drive's colon), then
 // $XDG_CONFIG_HOME/teamkit/types, or $HOME/.config/teamkit/types when
 // XDG_CONFIG_HOME is unset or relative (the XDG spec says to ignore a relative
-// one). The built-in types come after all of these; see Finder.
+// one; the home is Home's). The built-in types come after all of these; see Finder.
 func SearchDirs(getenv func(string) string) []string {
 	var dirs []string
 	seen := map[string]bool{}
@@ -56,14 +57,14 @@ func SearchDirs(getenv func(string) string) []string {
 			dirs = append(dirs, d)
 		}
 	}
-	for _, d := range strings.Split(getenv("TEAMKIT_TYPES"), ":") {
+	for _, d := range filepath.SplitList(getenv("TEAMKIT_TYPES")) {
 		if d != "" {
 			add(d)
 		}
 	}
 	if x := getenv("XDG_CONFIG_HOME"); x != "" && filepath.IsAbs(x) {
 		add(filepath.Join(x, "teamkit", "types"))
-	} else if h := getenv("HOME"); h != "" {
+	} else if h := Home(getenv); h != "" {
 		add(filepath.Join(h, ".config", "teamkit", "types"))
 	}
 	return dirs
@@ -340,7 +341,7 @@ func writeIfChanged(target string, data []byte, mode fs.FileMode) error {
 		return err
 	}
 	if err == nil && bytes.Equal(old, data) {
-		if st, err := os.Stat(target); err == nil && st.Mode().Perm() == mode {
+		if st, err := os.Stat(target); err == nil && samePerm(st.Mode().Perm(), mode) {
 			return nil
 		}
 	}

@@ -296,6 +296,21 @@ func (d *DB) Agent(ctx context.Context, team, name string) (Agent, error) {
 	return *n.agent(), nil
 }
 
+// Namesake returns the team and name of an agent recorded under team and
+// name spelled in other case ("" when there is none). Names are
+// case-sensitive, but the file names of Windows and macOS are not: two such
+// agents would share their run files and their spawn lock there.
+func (d *DB) Namesake(ctx context.Context, team, name string) (string, string, error) {
+	var t, n string
+	err := d.db.QueryRowContext(ctx,
+		`SELECT team, name FROM agents WHERE lower(team) = lower(?) AND lower(name) = lower(?) AND NOT (team = ? AND name = ?)
+		 ORDER BY team, name LIMIT 1`, team, name, team, name).Scan(&t, &n)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", "", nil
+	}
+	return t, n, d.fail("look for the agent's namesake", err)
+}
+
 // Agents returns every agent of team, by name.
 func (d *DB) Agents(ctx context.Context, team string) ([]Agent, error) {
 	return d.agents(ctx, team, true)

@@ -9,10 +9,13 @@ package names
 import (
 	"errors"
 	"fmt"
+	"strings"
 )
 
-// Pattern is the whole grammar of a name, as the README documents it.
-const Pattern = `[A-Za-z0-9][A-Za-z0-9._-]{0,63}`
+// Pattern is the grammar of a name, as the README documents it: no
+// trailing dot, which Windows drops from a file name (so "w1." and "w1"
+// would share their files). Check also refuses Windows' device names.
+const Pattern = `[A-Za-z0-9]([A-Za-z0-9._-]{0,62}[A-Za-z0-9_-])?`
 
 // valid matches Pattern. It is written out rather than compiled from
 // Pattern: every command checks a name, and compiling the regexp was the
@@ -29,7 +32,26 @@ func valid(s string) bool {
 			return false
 		}
 	}
-	return true
+	return s[len(s)-1] != '.'
+}
+
+// device reports whether s names a Windows device (CON, PRN, AUX, NUL,
+// COM0-9, LPT0-9, in any case, alone or before an extension): no file or
+// directory can have such a name there, and a team's agents may run on
+// Windows hosts.
+func device(s string) bool {
+	base, _, _ := strings.Cut(s, ".")
+	switch strings.ToUpper(base) {
+	case "CON", "PRN", "AUX", "NUL":
+		return true
+	}
+	if len(base) == 4 && base[3] >= '0' && base[3] <= '9' {
+		switch strings.ToUpper(base[:3]) {
+		case "COM", "LPT":
+			return true
+		}
+	}
+	return false
 }
 
 // ErrInvalid is wrapped by every error Check returns.
@@ -39,6 +61,9 @@ var ErrInvalid = errors.New("invalid name")
 // only shapes the message.
 func Check(kind, s string) error {
 	if valid(s) {
+		if device(s) {
+			return fmt.Errorf("%w: %s name %q is a device name on Windows (CON, PRN, AUX, NUL, COM0-9, LPT0-9), which no file there can have", ErrInvalid, kind, s)
+		}
 		return nil
 	}
 	why := "must match " + Pattern
@@ -47,6 +72,8 @@ func Check(kind, s string) error {
 		why = "is empty"
 	case len(s) > 64:
 		why = fmt.Sprintf("is %d bytes long; at most 64 allowed", len(s))
+	case s[len(s)-1] == '.':
+		why = "ends in a dot, which Windows drops from a file name"
 	}
 	return fmt.Errorf("%w: %s name %q %s", ErrInvalid, kind, s, why)
 }

@@ -8,13 +8,14 @@ import (
 )
 
 func TestCheck(t *testing.T) {
-	good := []string{"a", "w1", "my-team", "A.b_c-9", strings.Repeat("x", 64)}
+	good := []string{"a", "w1", "my-team", "A.b_c-9", strings.Repeat("x", 64), "a.b", "w1-", "console", "nul1", "com10", "lpt", "auxiliary", "x.nul"}
 	for _, s := range good {
 		if err := Check("agent", s); err != nil {
 			t.Errorf("Check(%q) = %v, want nil", s, err)
 		}
 	}
-	bad := []string{"", "..", ".hidden", "-x", "a/b", "../etc", "a b", "a;rm", "$(x)", "a`b`", "é", "a\nb", strings.Repeat("x", 65), "_x"}
+	bad := []string{"", "..", ".hidden", "-x", "a/b", "../etc", "a b", "a;rm", "$(x)", "a`b`", "é", "a\nb", strings.Repeat("x", 65), "_x",
+		"w1.", "a..", "nul", "NUL", "Con", "aux", "prn", "com1", "COM9", "lpt0", "nul.txt", "con.d"}
 	for _, s := range bad {
 		err := Check("team", s)
 		if !errors.Is(err, ErrInvalid) {

@@ -96,10 +96,10 @@ func envMap(env []string) map[string]string {
 	return m
 }
 
-// expandPath expands a leading ~ to $HOME, and $VAR, ${VAR} and
-// ${VAR:-default} from vars. It reports false when the path names a variable
-// that is unset with no default (or ~ with no HOME), or is not absolute once
-// expanded: such a file is not the CLI's either.
+// expandPath expands a leading ~ to the user's home (agenttype.Home), and
+// $VAR, ${VAR} and ${VAR:-default} from vars. It reports false when the path
+// names a variable that is unset with no default (or ~ with no home), or is
+// not absolute once expanded: such a file is not the CLI's either.
 func expandPath(p string, vars map[string]string) (string, bool) {
 	ok := true
 	expand := func(s string) string {
@@ -117,10 +117,11 @@ func expandPath(p string, vars map[string]string) (string, bool) {
 	}
 	p = expand(p)
 	if rest, found := strings.CutPrefix(p, "~"); found && (rest == "" || rest[0] == '/') {
-		if vars["HOME"] == "" {
+		home := agenttype.Home(func(k string) string { return vars[k] })
+		if home == "" {
 			return "", false
 		}
-		p = vars["HOME"] + rest
+		p = home + rest
 	}
 	if !ok || !filepath.IsAbs(p) {
 		return "", false

@@ -5,21 +5,24 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/teamkit/teamkit/pkg/agenttype"
 	"github.com/teamkit/teamkit/pkg/launch"
 )
 
 // AgentCLIsDir is where `make agent-clis` installs the agent CLIs the
 // built-in types are tested with: $XDG_CACHE_HOME/teamkit/agent-clis (or
-// ~/.cache/…), their executables in node_modules/.bin. "" when env has
-// neither an absolute XDG_CACHE_HOME nor a HOME.
+// ~/.cache/…, the home agenttype.Home's), their executables in
+// node_modules/.bin. "" when env has neither an absolute XDG_CACHE_HOME nor
+// a home.
 func AgentCLIsDir(env []string) string {
 	vars := envMap(env)
 	cache := vars["XDG_CACHE_HOME"]
 	if !filepath.IsAbs(cache) {
-		if vars["HOME"] == "" {
+		home := agenttype.Home(func(k string) string { return vars[k] })
+		if home == "" {
 			return ""
 		}
-		cache = filepath.Join(vars["HOME"], ".cache")
+		cache = filepath.Join(home, ".cache")
 	}
 	return filepath.Join(cache, "teamkit", "agent-clis", "node_modules", ".bin")
 }

@@ -76,6 +76,9 @@ const OutputLines = 10
 var (
 	ErrBusy  = errors.New("another spawn of this agent is in progress")
 	ErrAlive = errors.New("agent is already running")
+	// ErrNamesake: the team has an agent whose name, or its team's, differs
+	// from the new agent's only in case.
+	ErrNamesake = errors.New("another agent's name differs from this one only in case")
 	// ErrSuperseded: the agent's record no longer names Request.IfRun.
 	ErrSuperseded = errors.New("the agent was launched again meanwhile")
 )
@@ -755,7 +758,12 @@ func foreground(ctx context.Context, db *mailbox.DB, t *agenttype.Type, spec lau
 func stopLive(ctx context.Context, db *mailbox.DB, req Request) error {
 	a, err := db.Agent(ctx, req.Team, req.Name)
 	if errors.Is(err, mailbox.ErrNotFound) {
-		return nil
+		// A new agent: its name must not be another's but for case.
+		t, n, err := db.Namesake(ctx, req.Team, req.Name)
+		if err == nil && n != "" {
+			err = fmt.Errorf("%w: agent %s/%s is recorded, and on Windows and macOS, whose file names ignore case, %s/%s would share its files", ErrNamesake, t, n, req.Team, req.Name)
+		}
+		return err
 	}
 	if err != nil {
 		return err

@@ -76,7 +76,7 @@ func build(env *command.Env, h Hooks) *cli.App {
 			"spawn list <team> [--json] [--watch [--interval D]]\n" +
 			"spawn log <team> <name> [--follow]\n" +
 			"spawn stop <team> (<name> | --all) [--grace D] [--clean]",
-		Description: "Types are looked up in $TEAMKIT_TYPES (colon-separated), $XDG_CONFIG_HOME/teamkit/types, then the built-in types.\n" +
+		Description: "Types are looked up in $TEAMKIT_TYPES (colon-separated; semicolon-separated on Windows), $XDG_CONFIG_HOME/teamkit/types, then the built-in types.\n" +
 			"--timeout takes seconds (60) or a duration (10m). A type named list, log, stop or completion cannot be spawned.\n" +
 			"A type without a handshake that exits within 2s is reported as exited; an exited or timed-out spawn prints\n" +
 			"the agent's last output lines on stderr, and a timed-out agent is stopped (SIGTERM, SIGKILL after --grace).\n" +

@@ -1,0 +1,4 @@
+package agenttype
+
+// osHomeVar holds the user's home where HOME is unset.
+const osHomeVar = "USERPROFILE"
