@@ -52,13 +52,8 @@ func budgetReached(db *mailbox.DB, spec Spec, st *stream) string {
 	detail := what + " reached: " + used + " used"
 	var ask mailbox.Ask
 	created := false
-	err := Retry(EndPatience, func(ctx context.Context) error {
-		a, err := db.Agent(ctx, spec.Team, spec.Name)
-		if err != nil {
-			return err
-		}
-		ask, created, err = db.FileBudgetAsk(ctx, mailbox.Ask{Team: spec.Team, Agent: spec.Name, Issue: a.Issue, BudgetRun: spec.Run,
-			Question: budgetQuestion(what, a), Kind: mailbox.KindApproval})
+	err := Retry(EndPatience, func(ctx context.Context) (err error) {
+		ask, created, err = fileBudgetAsk(ctx, db, spec.Team, spec.Name, spec.Run, what)
 		return err
 	})
 	switch {
@@ -70,6 +65,18 @@ func budgetReached(db *mailbox.DB, spec Spec, st *stream) string {
 		note(spec, "%s; ask %d was already filed", detail, ask.ID)
 	}
 	return detail
+}
+
+// fileBudgetAsk files run's one budget ask, what being the budget it
+// reached in words ("budget of 1000 tokens"); a second call returns the
+// first ask, created false.
+func fileBudgetAsk(ctx context.Context, db *mailbox.DB, team, name, run, what string) (mailbox.Ask, bool, error) {
+	a, err := db.Agent(ctx, team, name)
+	if err != nil {
+		return mailbox.Ask{}, false, err
+	}
+	return db.FileBudgetAsk(ctx, mailbox.Ask{Team: team, Agent: name, Issue: a.Issue, BudgetRun: run,
+		Question: budgetQuestion(what, a), Kind: mailbox.KindApproval})
 }
 
 // budgetQuestion is the budget ask's question for agent a: "budget of 1000

@@ -176,6 +176,8 @@ func Guard(stdin io.Reader, open func(ctx context.Context, path string) (*mailbo
 	Retry(EndPatience, func(ctx context.Context) error {
 		return db.SetRunEnd(ctx, runstream.EndCrashed, "its supervisor died; the guard stopped the run", mailbox.AgentRun{Team: gs.Team, Name: gs.Name, Run: gs.Run})
 	})
+	ended := time.Now()
+	Retry(EndPatience, func(ctx context.Context) error { return db.SetRunEnded(ctx, gs.Team, gs.Run, ended) })
 	if err := recordEnd(db, spec, nil); err != nil {
 		return err
 	}

@@ -97,6 +97,10 @@ type Spec struct {
 	// Budget is what the run may use (read from its stream) before the
 	// supervisor stops it and files one ask to go on (budget.go).
 	Budget mailbox.Budget `json:"budget,omitzero"`
+	// SessionBase is what the CLI session this run continues had used
+	// before it, for a CLI that reports a session's usage since it began
+	// (runstream.Reader.Base).
+	SessionBase mailbox.Tokens `json:"session_base,omitzero"`
 	// Briefing is how the run was briefed, for its record
 	// (mailbox.RunRecord.Briefing).
 	Briefing string `json:"briefing,omitempty"`

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/teamkit/teamkit/pkg/mailbox"
+	"github.com/teamkit/teamkit/pkg/runstream"
 )
 
 // A run's end that the supervisor could not record (the mailbox out of
@@ -203,6 +204,14 @@ func recordSpooled(ctx context.Context, db *mailbox.DB, team, f string) bool {
 	}
 	name, run := filepath.Base(filepath.Dir(f)), strings.TrimSuffix(filepath.Base(f), ".exit")
 	if r := s.Run; r != nil {
+		// A run that reached its budget while the mailbox was down files
+		// its ask now, before its end is recorded: filed once per run, it
+		// is never lost with the outage.
+		if what, _, ok := strings.Cut(r.Detail, " reached: "); ok && r.End == runstream.EndBudget {
+			if _, _, err := fileBudgetAsk(ctx, db, r.Team, r.Name, r.Run, what); err != nil {
+				return false
+			}
+		}
 		if db.RecordRun(ctx, *r) != nil || r.End != "" && db.SettleEnd(ctx, r.Team, r.Name, r.Run, r.End, r.ResetsAt) != nil {
 			return false
 		}

@@ -48,6 +48,7 @@ func StreamPath(log string) string { return strings.TrimSuffix(log, ".log") + ".
 func readStream(spec Spec, src io.Reader, text io.Writer) *stream {
 	s := &stream{r: runstream.New(spec.Output, nil), done: make(chan struct{}), fatal: make(chan struct{}),
 		budget: spec.Budget, over: make(chan struct{})}
+	s.r.Base = runstream.Tokens(spec.SessionBase)
 	var f *os.File
 	var raw io.Writer = io.Discard
 	if spec.Log != "" {

@@ -26,7 +26,10 @@ func (b Budget) Reached(t Tokens, cost *float64) (string, bool) {
 	switch {
 	case b.Tokens > 0 && t.Total() >= b.Tokens:
 		return fmt.Sprintf("budget of %d tokens", b.Tokens), true
-	case b.USD > 0 && cost != nil && *cost >= b.USD:
+	// A cost summed from a CLI's reports carries float noise (ten $0.10
+	// steps make 0.9999999999999999): a cost within a billionth of the
+	// budget has reached it.
+	case b.USD > 0 && cost != nil && *cost >= b.USD*(1-1e-9):
 		return "budget of $" + strconv.FormatFloat(b.USD, 'f', -1, 64), true
 	}
 	return "", false

@@ -125,6 +125,13 @@ func (d *DB) SetRunEnd(ctx context.Context, end, detail string, runs ...AgentRun
 	return d.fail("record run end", err)
 }
 
+// SetRunEnded records when run ended, for a run whose supervisor died
+// before it could (its guard says so): a run that has an end time keeps it.
+func (d *DB) SetRunEnded(ctx context.Context, team, run string, at time.Time) error {
+	_, err := d.db.ExecContext(ctx, `UPDATE runs SET ended_at = ? WHERE team = ? AND run = ? AND ended_at IS NULL`, nanos(at), team, run)
+	return d.fail("record run end", err)
+}
+
 // Runs lists the runs of team (of agent name, when not ""), started at or
 // after since, oldest first.
 func (d *DB) Runs(ctx context.Context, team, name string, since time.Time) ([]RunRecord, error) {
@@ -135,6 +142,16 @@ func (d *DB) Runs(ctx context.Context, team, name string, since time.Time) ([]Ru
 		args = append(args, name)
 	}
 	return d.queryRuns(ctx, q+` ORDER BY started_at, run`, args...)
+}
+
+// SessionTokens is what the runs of agent name that recorded CLI session
+// session used between them.
+func (d *DB) SessionTokens(ctx context.Context, team, name, session string) (Tokens, error) {
+	var t Tokens
+	err := d.db.QueryRowContext(ctx, `SELECT COALESCE(SUM(tokens_input), 0), COALESCE(SUM(tokens_output), 0),
+		COALESCE(SUM(tokens_cache_read), 0), COALESCE(SUM(tokens_cache_write), 0) FROM runs WHERE team = ? AND name = ? AND session = ?`,
+		team, name, session).Scan(&t.Input, &t.Output, &t.CacheRead, &t.CacheWrite)
+	return t, d.fail("read the session's usage", err)
 }
 
 // Usage is what a run used: its tokens and, when its CLI says, its cost.

@@ -100,7 +100,12 @@ func (r *Reader) codex(line []byte) ([]string, error) {
 		return []string{"turn failed: " + oneLine(ev.Error.Message)}, nil
 	case "turn.completed":
 		u := ev.Usage
-		r.Tokens = r.Tokens.Add(Tokens{Input: u.Input - u.Cached, Output: u.Output, CacheRead: u.Cached, CacheWrite: u.CacheWrite})
+		t := Tokens{Input: u.Input - u.Cached, Output: u.Output, CacheRead: u.Cached, CacheWrite: u.CacheWrite}
+		// The thread's usage before this run (Base) is counted once, out.
+		b := r.Base
+		r.Base = Tokens{}
+		t = Tokens{max(0, t.Input-b.Input), max(0, t.Output-b.Output), max(0, t.CacheRead-b.CacheRead), max(0, t.CacheWrite-b.CacheWrite)}
+		r.Tokens = r.Tokens.Add(t)
 		r.succeeded()
 	}
 	return nil, nil

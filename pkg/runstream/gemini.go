@@ -31,6 +31,8 @@ type geminiEvent struct {
 		Message string `json:"message"`
 	} `json:"error"`
 	Stats struct {
+		Total  int64 `json:"total_tokens"`
+		Prompt int64 `json:"input_tokens"`
 		Input  int64 `json:"input"`
 		Cached int64 `json:"cached"`
 		Output int64 `json:"output_tokens"`
@@ -101,7 +103,12 @@ func (r *Reader) gemini(line []byte) ([]string, error) {
 	case "error":
 		out = append(out, ev.Severity+": "+oneLine(ev.Message))
 	case "result":
-		r.Tokens = r.Tokens.Add(Tokens{Input: ev.Stats.Input, Output: ev.Stats.Output, CacheRead: ev.Stats.Cached})
+		// output_tokens is the candidates' alone: the model's thoughts
+		// are in total_tokens only (beside the prompt and candidates), and
+		// are output as claude's and codex's output counts them.
+		st := ev.Stats
+		thoughts := max(0, st.Total-st.Prompt-st.Output)
+		r.Tokens = r.Tokens.Add(Tokens{Input: st.Input, Output: st.Output + thoughts, CacheRead: st.Cached})
 		if ev.Status == "success" {
 			r.succeeded()
 		} else {

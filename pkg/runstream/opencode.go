@@ -26,9 +26,10 @@ type opencodeEvent struct {
 			Error  string `json:"error"`
 		} `json:"state"`
 		Tokens struct {
-			Input  int64 `json:"input"`
-			Output int64 `json:"output"`
-			Cache  struct {
+			Input     int64 `json:"input"`
+			Output    int64 `json:"output"`
+			Reasoning int64 `json:"reasoning"`
+			Cache     struct {
 				Read  int64 `json:"read"`
 				Write int64 `json:"write"`
 			} `json:"cache"`
@@ -70,7 +71,7 @@ func (r *Reader) opencode(line []byte) ([]string, error) {
 			out = append(out, "tool error: "+oneLine(p.State.Error))
 		}
 	case "step_finish":
-		r.Tokens = r.Tokens.Add(Tokens{Input: p.Tokens.Input, Output: p.Tokens.Output, CacheRead: p.Tokens.Cache.Read, CacheWrite: p.Tokens.Cache.Write})
+		r.Tokens = r.Tokens.Add(Tokens{Input: p.Tokens.Input, Output: p.Tokens.Output + p.Tokens.Reasoning, CacheRead: p.Tokens.Cache.Read, CacheWrite: p.Tokens.Cache.Write})
 		cost := p.Cost
 		if r.CostUSD != nil {
 			cost += *r.CostUSD

@@ -139,6 +139,11 @@ type Reader struct {
 	Failure *Failure
 	// Events counts the stream's JSON lines.
 	Events int
+	// Base is what the CLI session this run continues had used before
+	// it (codex): codex's turn.completed reports the thread's usage since
+	// it started, and a resumed thread's goes on from its rollout, so the
+	// run's own is what it reports less Base.
+	Base Tokens
 
 	now func() time.Time
 	// claude: each assistant message's usage, by id, until the result

@@ -111,6 +111,11 @@ func (j *job) queue(ctx context.Context, db *mailbox.DB) (a mailbox.Agent, queue
 	// The queue holds the run's files now: whoever admits it starts it
 	// from them, whatever becomes of this spawn.
 	j.launched = true
+	// The budget goes with the launch, as an uncapped spawn's (record):
+	// every re-spawn keeps it.
+	if err := db.SetBudget(ctx, req.Team, req.Name, j.run, j.budget); err != nil {
+		return a, false, err
+	}
 	var deadline time.Time
 	if req.Timeout > 0 {
 		deadline = j.begun.Add(req.Timeout)

@@ -219,6 +219,11 @@ func Spawn(ctx context.Context, db *mailbox.DB, finder agenttype.Finder, req Req
 			os.Remove(j.promptFile)
 		}
 	}()
+	if c := j.req.Continue; c != nil && c.Session != "" && j.t.Conf.Output == runstream.Codex {
+		if j.sessionBase, err = db.SessionTokens(ctx, j.req.Team, j.req.Name, c.Session); err != nil {
+			return Result{}, err
+		}
+	}
 	if err := j.writeRun(); err != nil {
 		return Result{}, err
 	}
@@ -282,6 +287,9 @@ type job struct {
 	spec                          launch.Spec
 	// budget is the launch's (set by prepare).
 	budget mailbox.Budget
+	// sessionBase is what the session a continuation resumes had used
+	// before it (launch.Spec.SessionBase).
+	sessionBase mailbox.Tokens
 	// launched: a supervisor took the run over (or foreground ran it),
 	// or the host's queue holds it (it starts from its files later).
 	launched bool
@@ -436,6 +444,9 @@ func (j *job) writeRun() error {
 	j.spec = launch.Spec{Argv: argv, Env: j.env, Dir: req.Workdir, Log: j.logFile, DB: j.dbPath, Team: req.Team, Name: req.Name, Run: j.run,
 		Host: req.Host, Heartbeat: req.Heartbeat, Grace: req.Grace, Tmux: t.Conf.Launch == agenttype.LaunchTmux, Ask: req.Ask,
 		Type: t.Name, Output: t.Conf.Output, Budget: j.budget, Briefing: note}
+	if note == "continued" {
+		j.spec.SessionBase = j.sessionBase
+	}
 	if t.Conf.Boot == agenttype.BootStdin {
 		j.spec.Stdin = j.promptFile
 	}
