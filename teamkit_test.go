@@ -129,7 +129,8 @@ var postgresScripts = []string{
 	"resume_wake",
 	"resume_parks", "resume_session",
 	"completion_mailbox",
-	"budget_local", "budget_github", "budget_slack",
+	"budget_local", "budget_github", "budget_slack", "budget_queued", "run_supervisor_killed",
+	"spawn_bytes_postgres",
 }
 
 func TestScriptsPostgres(t *testing.T) {

@@ -8,6 +8,7 @@ var (
 	ErrPermission = errors.New("permission denied in the database")
 	ErrNoDatabase = errors.New("the database does not exist")
 	ErrTLS        = errors.New("the TLS handshake with the database server failed")
+	ErrNotUTF8    = errors.New("a value holds bytes that are not UTF-8, which PostgreSQL does not store")
 )
 
 // The phases a PostgreSQL connection can fail in before its session
@@ -36,6 +37,8 @@ func pgKind(err error) error {
 			return ErrAuth
 		case "42P07", "42701": // duplicate_table, duplicate_column: someone else's tables
 			return ErrCorrupt
+		case "22021", "22P05": // character_not_in_repertoire (an invalid byte sequence), untranslatable_character
+			return ErrNotUTF8
 		}
 		return nil
 	}
