@@ -118,6 +118,8 @@ func (e *Error) Hint() string {
 		return "is PostgreSQL running and listening at that host and port (listen_addresses, a firewall)? check the host and port in --db or TEAMKIT_DB"
 	case ErrAuth:
 		return "check the user and password (in the URL, PGPASSWORD or ~/.pgpass), and that the server's pg_hba.conf lets this role in from this host with this sslmode"
+	case ErrBadURL:
+		return "fix the URL: postgres://user@host:port/dbname?sslmode=verify-full, where sslmode is disable, allow, prefer, require, verify-ca or verify-full and connect_timeout whole seconds"
 	case ErrNotUTF8:
 		return "a path, name or text from the environment holds other bytes (a Latin-1 directory name, say): rename it, or keep this team's mailbox in SQLite, which stores such bytes as they are"
 	case ErrBackend:

@@ -8,6 +8,7 @@ var (
 	ErrPermission = errors.New("permission denied in the database")
 	ErrNoDatabase = errors.New("the database does not exist")
 	ErrTLS        = errors.New("the TLS handshake with the database server failed")
+	ErrBadURL     = errors.New("the postgres:// URL is not valid")
 	ErrNotUTF8    = errors.New("a value holds bytes that are not UTF-8, which PostgreSQL does not store")
 )
 

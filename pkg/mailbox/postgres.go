@@ -83,7 +83,7 @@ func openPostgres(ctx context.Context, rawURL string, o Options) (*DB, error) {
 	conn, password, err := pgClient.Connector(rawURL, PostgresOptions{
 		ConnectTimeout: DefaultConnectTimeout, LockTimeout: o.BusyTimeout, Rebind: rebind})
 	if err != nil {
-		return nil, &Error{Op: "open mailbox", Path: display, Kind: ErrBackend, Err: err}
+		return nil, &Error{Op: "open mailbox", Path: display, Kind: ErrBadURL, Err: err, secret: password}
 	}
 	sdb := sql.OpenDB(conn)
 	d := &DB{db: sdb, be: pgBackend{}, path: display, now: o.Now, secret: password}

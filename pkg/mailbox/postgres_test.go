@@ -144,7 +144,7 @@ func TestPostgresPasswordNeverShown(t *testing.T) {
 		{"wrong password", wrongPW.String(), mailbox.ErrAuth},
 		{"nothing listening", noServer.String() + "&connect_timeout=5", mailbox.ErrConnect},
 		{"password parameter", inQuery.String(), mailbox.ErrConnect},
-		{"unparsable", "postgres://u:" + secret + "@h:notaport/db", mailbox.ErrBackend},
+		{"unparsable", "postgres://u:" + secret + "@h:notaport/db", mailbox.ErrBadURL},
 		{"no answer", silent(t, noServer) + "&connect_timeout=1", mailbox.ErrConnect},
 	} {
 		_, err := mailbox.Open(context.Background(), tc.url, mailbox.Options{})
