@@ -50,10 +50,11 @@ test:
 	$(GO) test -count=1 -timeout 30m -parallel 4 -json ./... | $(GO) run ./scripts/testsummary -label "go test ./..."
 	$(GO) test -count=1 -race -short -json ./pkg/mailbox/ ./pkg/escalate/ ./pkg/spawn/ ./pkg/github/... ./pkg/slack/... ./internal/command/ ./internal/cmd/inbox/ ./internal/cmd/spawn/ ./pkg/launch/ | $(GO) run ./scripts/testsummary -label "go test -race -short"
 
-# The six commands for every platform teamkit supports, in
+# The six commands, and teamkit-postgres (inbox, stale and ready run it for a
+# postgres:// mailbox), for every platform teamkit supports, in
 # dist/<os>-<arch>/, with dist/SHA256SUMS (the list matches TestCrossBuild).
 PLATFORMS := linux/amd64 linux/arm64 darwin/amd64 darwin/arm64 windows/amd64 freebsd/amd64
-COMMANDS  := inbox stale ready spawn ask resume
+COMMANDS  := inbox stale ready spawn ask resume teamkit-postgres
 release:
 	rm -rf dist
 	set -e; for p in $(PLATFORMS); do \

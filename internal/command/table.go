@@ -36,9 +36,7 @@ func NewTable(w io.Writer, header ...string) *Table {
 func (t *Table) Row(cells ...string) {
 	cells = slices.Clone(cells)
 	for i, c := range cells {
-		if strings.IndexByte(c, '\t') >= 0 {
-			cells[i] = strings.ReplaceAll(c, "\t", " ")
-		}
+		cells[i] = Cell(c)
 	}
 	for i, c := range cells[:max(len(cells)-1, 0)] {
 		if i == len(t.width) {
@@ -47,6 +45,15 @@ func (t *Table) Row(cells ...string) {
 		t.width[i] = max(t.width[i], utf8.RuneCountInString(c))
 	}
 	t.rows = append(t.rows, cells)
+}
+
+// Cell is s as a table's cell: a tab in it, which a pipe or file would
+// take for a column break, is a space.
+func Cell(s string) string {
+	if strings.IndexByte(s, '\t') < 0 {
+		return s
+	}
+	return strings.ReplaceAll(s, "\t", " ")
 }
 
 // Flush writes the rows added since the last Flush, aligned among

@@ -306,6 +306,11 @@ func (t *Type) Materialize(dir string) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("materializing type %q: %w", t.Name, err)
 	}
+	// dir is in teamkit's state directory, which may not exist yet: made
+	// here, it is made as every other maker of it does, the user's alone.
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return "", fmt.Errorf("materializing type %q: %w", t.Name, err)
+	}
 	err = fs.WalkDir(t.FS, ".", func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err

@@ -742,7 +742,8 @@ func waitForExitRecord(ctx context.Context, db *mailbox.DB, team, name, run stri
 }
 
 // foreground supervises the agent on spawn's own terminal and returns when
-// it exits: ready if this run marked meanwhile.
+// it exits: ready if this run marked meanwhile, else exited, with its
+// record (its end).
 func foreground(ctx context.Context, db *mailbox.DB, t *agenttype.Type, spec launch.Spec, req Request, res Result, start time.Time) (Result, error) {
 	spec.Self, spec.Environ = req.Self, req.Environ
 	_, err := launch.Supervise(ctx, spec, db, req.Stdout, req.Stderr, req.Stdin)
@@ -753,11 +754,18 @@ func foreground(ctx context.Context, db *mailbox.DB, t *agenttype.Type, spec lau
 		return Result{}, err
 	}
 	res.After = time.Since(start)
+	// The run is over: it exited, unless it marked ready first (a type
+	// without a handshake never does).
 	res.Status = StatusExited
-	if t.Conf.Handshake != agenttype.HandshakeActAs {
-		res.Status = StatusUnconfirmed
-	} else if ok, err := db.ConsumeReady(ctx, spec.Team, spec.Name, spec.Run); err == nil && ok {
-		res.Status = StatusReady
+	if t.Conf.Handshake == agenttype.HandshakeActAs {
+		if ok, err := db.ConsumeReady(ctx, spec.Team, spec.Name, spec.Run); err == nil && ok {
+			res.Status = StatusReady
+		}
+	}
+	if res.Status == StatusExited {
+		if rec, err := db.Run(ctx, spec.Team, spec.Run); err == nil {
+			res.Record = &rec
+		}
 	}
 	res.Agent, err = db.Agent(ctx, req.Team, req.Name)
 	return res, err

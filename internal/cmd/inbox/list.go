@@ -112,7 +112,7 @@ func (t *listTable) add(m mailbox.Message) error {
 	if !m.ReadAt.IsZero() {
 		read = command.FormatTime(m.ReadAt)
 	}
-	row := []string{fmt.Sprint(m.ID), m.From, m.To, command.FormatTime(m.CreatedAt), read, t.show(text.FirstLine(m.Body, 60))}
+	row := []string{fmt.Sprint(m.ID), m.From, m.To, command.FormatTime(m.CreatedAt), read, command.Cell(t.show(text.FirstLine(m.Body, 60)))}
 	if t.started {
 		return t.write(row)
 	}
