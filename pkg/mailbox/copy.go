@@ -48,6 +48,10 @@ func Copy(ctx context.Context, src, dst *DB) ([]TableCount, error) {
 		if err != nil {
 			return err
 		}
+		last, err := src.be.lastIDs(ctx, stx)
+		if err != nil {
+			return err
+		}
 		return dst.inTx(ctx, "copy mailbox", func(dtx *sql.Tx) error {
 			have, err := dst.be.tables(ctx, dtx)
 			if err != nil {
@@ -73,7 +77,7 @@ func Copy(ctx context.Context, src, dst *DB) ([]TableCount, error) {
 				}
 				out = append(out, TableCount{Table: t, Rows: n})
 			}
-			return dst.be.afterCopy(ctx, dtx)
+			return dst.be.afterCopy(ctx, dtx, last)
 		})
 	})
 	return out, err

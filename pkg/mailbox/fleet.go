@@ -149,17 +149,20 @@ func (d *DB) UnreadByRecipient(ctx context.Context, team string) (map[string]Unr
 }
 
 // PruneMessages removes team's read messages sent before cutoff (never an
-// unread one) and returns how many; with dryRun it only counts them.
+// unread one, nor one that an unread reply answers: its sender takes that
+// reply by --reply-to, which wants the message to exist) and returns how
+// many; with dryRun it only counts them.
 func (d *DB) PruneMessages(ctx context.Context, team string, cutoff time.Time, dryRun bool) (int64, error) {
-	const where = `team = ? AND read_at IS NOT NULL AND created_at < ?`
+	const where = `team = ? AND read_at IS NOT NULL AND created_at < ?
+		AND id NOT IN (SELECT reply_to FROM messages WHERE team = ? AND read_at IS NULL AND reply_to IS NOT NULL)`
 	if dryRun {
 		var n int64
-		err := d.db.QueryRowContext(ctx, `SELECT COUNT(*) FROM messages WHERE `+where, team, nanos(cutoff)).Scan(&n)
+		err := d.db.QueryRowContext(ctx, `SELECT COUNT(*) FROM messages WHERE `+where, team, nanos(cutoff), team).Scan(&n)
 		return n, d.fail("count old messages", err)
 	}
 	var n int64
 	err := d.inTx(ctx, "prune messages", func(tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, `DELETE FROM messages WHERE `+where, team, nanos(cutoff))
+		res, err := tx.ExecContext(ctx, `DELETE FROM messages WHERE `+where, team, nanos(cutoff), team)
 		if err != nil {
 			return err
 		}

@@ -201,8 +201,12 @@ type backend interface {
 	kindOf(err error) error
 	// tables lists the mailbox's tables (not the backend's bookkeeping).
 	tables(ctx context.Context, tx *sql.Tx) ([]string, error)
-	// afterCopy readies dst after Copy inserted rows with their ids.
-	afterCopy(ctx context.Context, tx *sql.Tx) error
+	// lastIDs is, per table with generated ids, the last id the mailbox
+	// handed out: above the largest id left once prune removed the newest.
+	lastIDs(ctx context.Context, tx *sql.Tx) (map[string]int64, error)
+	// afterCopy readies dst after Copy inserted rows with their ids: its
+	// next ids follow both those rows and the source's lastIDs.
+	afterCopy(ctx context.Context, tx *sql.Tx, last map[string]int64) error
 	// sendLock is the statement that takes, until its transaction ends, the
 	// lock every message to team is stored under (one ? for the team),
 	// "" where writes are serialized anyway (SQLite). A wake takes the

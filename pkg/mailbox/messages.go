@@ -274,8 +274,12 @@ func (d *DB) drain(ctx context.Context, team, to string, replyTo int64, limit in
 	// fails here, before anything is printed, instead of repeating every
 	// message on every drain.
 	err := d.txn(ctx, "drain inbox", false, func(tx *sql.Tx) error {
+		// The lease runs from the claim, not from before it: the write
+		// lock (SQLite's BEGIN IMMEDIATE) may have taken up to the busy
+		// timeout to get, longer than a --lease.
+		at := d.now().UTC()
 		var err error
-		msgs, err = d.be.claim(ctx, tx, from, free, freeArgs, limit, token, nanos(now.Add(lease)))
+		msgs, err = d.be.claim(ctx, tx, from, free, append(slices.Clip(args), nanos(at)), limit, token, nanos(at.Add(lease)))
 		if err == nil && len(msgs) > 0 && d.onClaim != nil {
 			d.onClaim()
 		}

@@ -346,17 +346,41 @@ func (pgBackend) tables(ctx context.Context, tx *sql.Tx) ([]string, error) {
 		WHERE schemaname = current_schema() AND tablename != ? ORDER BY tablename`, versionTable)
 }
 
-// afterCopy moves each identity column's sequence past the largest id
-// copied in, so the next message or ask gets a new id.
-func (pgBackend) afterCopy(ctx context.Context, tx *sql.Tx) error {
-	cols, err := queryStrings(ctx, tx, `SELECT table_name::text || '.' || column_name::text FROM information_schema.columns
+// identityColumns lists the identity columns as "table.column".
+func identityColumns(ctx context.Context, tx *sql.Tx) ([]string, error) {
+	return queryStrings(ctx, tx, `SELECT table_name::text || '.' || column_name::text FROM information_schema.columns
 		WHERE table_schema = current_schema() AND is_identity = 'YES'`)
+}
+
+// lastIDs is each identity sequence's last value (0 when never used).
+func (pgBackend) lastIDs(ctx context.Context, tx *sql.Tx) (map[string]int64, error) {
+	cols, err := identityColumns(ctx, tx)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]int64{}
+	for _, tc := range cols {
+		t, c, _ := strings.Cut(tc, ".")
+		var n int64
+		if err := tx.QueryRowContext(ctx, `SELECT coalesce(pg_sequence_last_value(pg_get_serial_sequence(?, ?)::regclass), 0)`, t, c).Scan(&n); err != nil {
+			return nil, err
+		}
+		out[t] = n
+	}
+	return out, nil
+}
+
+// afterCopy moves each identity column's sequence past the largest id
+// copied in and the source's last id, so the next message or ask gets an
+// id never handed out before.
+func (pgBackend) afterCopy(ctx context.Context, tx *sql.Tx, last map[string]int64) error {
+	cols, err := identityColumns(ctx, tx)
 	if err != nil {
 		return err
 	}
 	for _, tc := range cols {
 		t, c, _ := strings.Cut(tc, ".")
-		if _, err := tx.ExecContext(ctx, `SELECT setval(pg_get_serial_sequence(?, ?), coalesce((SELECT max(`+c+`) FROM `+t+`), 0) + 1, false)`, t, c); err != nil {
+		if _, err := tx.ExecContext(ctx, `SELECT setval(pg_get_serial_sequence(?, ?), greatest(coalesce((SELECT max(`+c+`) FROM `+t+`), 0), ?::bigint) + 1, false)`, t, c, last[t]); err != nil {
 			return err
 		}
 	}

@@ -298,6 +298,13 @@ func (sqliteBackend) watch(ctx context.Context, d *dbRef, _ topic, deadline time
 			go forwardChanges(w, filepath.Base(d.file), wake)
 		}
 	}
+	// The file the connection has open: a mailbox removed (or renamed
+	// over) while we wait gets no more mail, and the next send makes a new
+	// one at the path, which this connection would never see.
+	opened, err := os.Stat(d.file)
+	if err != nil {
+		return false, err
+	}
 	last := int64(-1)
 	// A writer appends its frames to the WAL (the event) before it
 	// publishes the commit in the shared-memory index, which no event
@@ -317,6 +324,9 @@ func (sqliteBackend) watch(ctx context.Context, d *dbRef, _ topic, deadline time
 		// Also once per safety poll whatever the counter says: what check
 		// waits for may come from time alone (a drain's lease running out
 		// writes nothing).
+		if now, err := os.Stat(d.file); err != nil || !os.SameFile(opened, now) {
+			return false, fmt.Errorf("the mailbox file %s was removed or replaced while waiting", d.file)
+		}
 		if v != last || time.Since(checked) >= sqliteSafetyPoll {
 			last, checked, followUps = v, time.Now(), 0
 			done, err := check()
@@ -393,6 +403,40 @@ func (sqliteBackend) tables(ctx context.Context, tx *sql.Tx) ([]string, error) {
 	return queryStrings(ctx, tx, `SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name`)
 }
 
-// afterCopy has nothing to do: AUTOINCREMENT's sqlite_sequence follows the
-// largest id inserted.
-func (sqliteBackend) afterCopy(context.Context, *sql.Tx) error { return nil }
+// lastIDs is AUTOINCREMENT's record of the largest id ever handed out.
+func (sqliteBackend) lastIDs(ctx context.Context, tx *sql.Tx) (map[string]int64, error) {
+	rows, err := tx.QueryContext(ctx, `SELECT name, seq FROM sqlite_sequence`)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := map[string]int64{}
+	for rows.Next() {
+		var t string
+		var n int64
+		if err := rows.Scan(&t, &n); err != nil {
+			return nil, err
+		}
+		out[t] = n
+	}
+	return out, rows.Err()
+}
+
+// afterCopy moves AUTOINCREMENT's sqlite_sequence, which follows the
+// largest id inserted, up to the source's last ids.
+func (sqliteBackend) afterCopy(ctx context.Context, tx *sql.Tx, last map[string]int64) error {
+	for t, n := range last {
+		res, err := tx.ExecContext(ctx, `UPDATE sqlite_sequence SET seq = max(seq, ?) WHERE name = ?`, n, t)
+		if err != nil {
+			return err
+		}
+		if k, err := res.RowsAffected(); err != nil {
+			return err
+		} else if k == 0 {
+			if _, err := tx.ExecContext(ctx, `INSERT INTO sqlite_sequence (name, seq) VALUES (?, ?)`, t, n); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}

@@ -2,6 +2,8 @@ package inbox
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"strconv"
 
 	"github.com/urfave/cli/v2"
@@ -48,13 +50,33 @@ func parseCopy(c *cli.Context, env *command.Env) (*copyOptions, error) {
 	if to == "" {
 		return nil, command.WithHint(command.Usagef("missing --to DB"), "inbox copy --to postgres://user@host/teamkit")
 	}
-	if from, _ := command.DBPath(c, env); from == to {
+	if from, _ := command.DBPath(c, env); sameMailbox(from, to) {
 		return nil, command.Usagef("--to is the mailbox being copied")
 	}
 	return &copyOptions{
 		JSON:       c.Bool("json"),
 		OpenTarget: func(ctx context.Context) (*mailbox.DB, error) { return command.OpenMailboxAt(ctx, c, env, to) },
 	}, nil
+}
+
+// sameMailbox reports whether a and b name one mailbox: the same text, or
+// for files the same file however the path spells it ("./", "..", a link).
+// Copying a mailbox into itself would wait on its own write lock.
+func sameMailbox(a, b string) bool {
+	if a == b {
+		return true
+	}
+	if mailbox.IsURL(a) || mailbox.IsURL(b) {
+		return false
+	}
+	if sa, err := os.Stat(a); err == nil {
+		if sb, err := os.Stat(b); err == nil {
+			return os.SameFile(sa, sb)
+		}
+	}
+	aa, errA := filepath.Abs(a)
+	ab, errB := filepath.Abs(b)
+	return errA == nil && errB == nil && aa == ab
 }
 
 // run copies the command's mailbox, src, into --to: how a team moves from

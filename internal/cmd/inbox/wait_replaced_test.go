@@ -1,0 +1,59 @@
+//go:build !windows
+
+package inbox_test
+
+import (
+	"os"
+	"strings"
+	"testing"
+	"time"
+)
+
+// A drain waiting on a SQLite mailbox whose file is removed (a reset: rm
+// teamkit.db*) and made again by the next send must not wait on the old,
+// unlinked file until its time is up and then say no message came, while
+// one sits in the mailbox at its path: it gets the message, or fails
+// (exit 1) saying the mailbox went away. Exit 2 is the wrong answer.
+func TestWaitMailboxReplaced(t *testing.T) {
+	h := newHarness(t)
+	h.ok("send", "crew", "w", "before")
+	h.ok("crew", "w")
+	done := make(chan result, 1)
+	go func() { done <- h.run("crew", "w", "--wait", "6s") }()
+	waitOpen(t, h.DB) // the drain is waiting on the file
+	for _, f := range []string{h.DB, h.DB + "-wal", h.DB + "-shm"} {
+		if err := os.Remove(f); err != nil && !os.IsNotExist(err) {
+			t.Fatal(err)
+		}
+	}
+	h.ok("send", "crew", "w", "after the reset") // a new mailbox at the same path
+	r := <-done
+	switch {
+	case r.Code == 0 && strings.Contains(r.Stdout, "after the reset"):
+	case r.Code == 1:
+	default:
+		t.Fatalf("waiting drain: exit %d, stdout %q, stderr %q; but %s holds a message for crew/w: %q",
+			r.Code, r.Stdout, r.Stderr, h.DB, h.ok("crew", "w", "--peek"))
+	}
+}
+
+// waitOpen waits until this process (the in-process command) has path open,
+// as /proc/self/fd shows; where there is no /proc it waits a second.
+func waitOpen(t *testing.T, path string) {
+	t.Helper()
+	if _, err := os.ReadDir("/proc/self/fd"); err != nil {
+		time.Sleep(time.Second)
+		return
+	}
+	deadline := time.Now().Add(time.Minute)
+	for time.Now().Before(deadline) {
+		fds, _ := os.ReadDir("/proc/self/fd")
+		for _, fd := range fds {
+			if target, err := os.Readlink("/proc/self/fd/" + fd.Name()); err == nil && target == path {
+				return
+			}
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	t.Fatalf("%s was never opened", path)
+}
