@@ -130,7 +130,7 @@ var postgresScripts = []string{
 	"resume_parks", "resume_session",
 	"completion_mailbox",
 	"budget_local", "budget_github", "budget_slack", "budget_queued", "run_supervisor_killed",
-	"spawn_bytes_postgres",
+	"spawn_bytes_postgres", "spawn_queue_outage",
 }
 
 func TestScriptsPostgres(t *testing.T) {

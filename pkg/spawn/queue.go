@@ -108,6 +108,7 @@ func (j *job) queue(ctx context.Context, db *mailbox.DB) (a mailbox.Agent, queue
 	if err := db.Enqueue(ctx, j.agent(), req.MaxRunning); err != nil {
 		return a, false, err
 	}
+	j.recorded = true
 	// The queue holds the run's files now: whoever admits it starts it
 	// from them, whatever becomes of this spawn.
 	j.launched = true
@@ -146,14 +147,30 @@ func (j *job) queue(ctx context.Context, db *mailbox.DB) (a mailbox.Agent, queue
 	}
 	var waiting func()
 	for {
-		if err := Admit(ctx, db, req.Host, req.Self); err != nil && ctx.Err() == nil {
+		// A server restarting (mailbox.Disconnected) is ridden out, as Watch
+		// below rides it out: the launch waits in the queue all the same,
+		// and whoever admits it once the server is back starts it.
+		if err := Admit(ctx, db, req.Host, req.Self); err != nil && ctx.Err() == nil && !mailbox.Disconnected(err) {
 			return a, false, err
 		}
-		if ok, err := left(); err != nil || ok {
+		if ok, err := left(); ok || err != nil && !mailbox.Disconnected(err) {
 			return a, false, err
 		}
 		if req.NoWait || (!deadline.IsZero() && !time.Now().Before(deadline)) {
-			return a, true, nil
+			if !foreground {
+				return a, true, nil
+			}
+			// Only this spawn can start a foreground launch: left queued,
+			// it would be admitted into a slot and never run. Called off.
+			ok, err := db.Dequeue(context.WithoutCancel(ctx), req.Team, req.Name, j.run, mailbox.StateExited)
+			if err != nil {
+				return a, false, err
+			}
+			if ok {
+				a.State, a.PID = mailbox.StateExited, 0
+				return a, false, nil
+			}
+			continue // admitted meanwhile: the next look finds it
 		}
 		if waiting == nil && req.Queued != nil {
 			waiting = req.Queued()

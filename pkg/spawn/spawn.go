@@ -206,6 +206,13 @@ func Spawn(ctx context.Context, db *mailbox.DB, finder agenttype.Finder, req Req
 	if err := j.checkout(ctx); err != nil {
 		return Result{}, err
 	}
+	defer func() {
+		// A worktree this spawn made that no record names (the spawn failed
+		// before it recorded the launch) is not left in the repository.
+		if err != nil && j.madeTree && !j.recorded {
+			worktree.Undo(context.WithoutCancel(ctx), j.repo, j.worktree, j.branch, j.madeBranch)
+		}
+	}()
 	// The spec holds the spawner's whole environment, secrets included. The
 	// supervisor deletes it once read; on every path where no supervisor
 	// will (the launch failed, the run is over), it goes here, and so does
@@ -279,6 +286,9 @@ type job struct {
 	// repo is the spawner's repository a worktree is made from, and
 	// worktree and branch that worktree ("" when the agent has none).
 	repo, worktree, branch string
+	// madeTree and madeBranch: checkout made them (worktree.Make);
+	// recorded: a record (or the queue) names the launch.
+	madeTree, madeBranch, recorded bool
 
 	// Set by writeRun.
 	run                           string
@@ -313,6 +323,11 @@ func prepare(ctx context.Context, finder agenttype.Finder, req Request) (*job, e
 	}
 	if err := launch.Supported(string(t.Conf.Launch)); err != nil {
 		return nil, fmt.Errorf("type %s: %w", t.Name, err)
+	}
+	if req.MaxRunning > 0 && req.NoWait && t.Conf.Launch == agenttype.LaunchForeground {
+		// Only its own spawn starts a foreground launch (Admit does not):
+		// left queued, it would be admitted into a slot and never run.
+		return nil, fmt.Errorf("type %s runs in the foreground, on spawn's own terminal: --no-wait would leave it queued with no spawn to start it", t.Name)
 	}
 	if req.Workdir == "" {
 		if req.Workdir, err = os.Getwd(); err != nil {
@@ -473,6 +488,7 @@ func (j *job) record(ctx context.Context, db *mailbox.DB) error {
 	if err := db.RecordLaunch(ctx, j.agent()); err != nil {
 		return err
 	}
+	j.recorded = true
 	return db.SetBudget(ctx, req.Team, req.Name, j.run, j.budget)
 }
 
@@ -522,7 +538,8 @@ func (j *job) checkout(ctx context.Context) error {
 		return nil
 	}
 	if j.repo != "" {
-		if err := worktree.Ensure(ctx, j.repo, j.worktree, j.branch); err != nil {
+		var err error
+		if j.madeTree, j.madeBranch, err = worktree.Make(ctx, j.repo, j.worktree, j.branch); err != nil {
 			return fmt.Errorf("create worktree for %s/%s: %w", j.req.Team, j.req.Name, err)
 		}
 	}

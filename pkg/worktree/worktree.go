@@ -70,25 +70,40 @@ func CheckBranch(ctx context.Context, repo, branch string) error {
 	return nil
 }
 
-// Ensure makes path a worktree of repo on branch: it creates the branch
+// Make makes path a worktree of repo on branch: it creates the branch
 // from repo's HEAD when it does not exist, and reuses a worktree already at
-// path (an earlier run of the same agent).
-func Ensure(ctx context.Context, repo, path, branch string) error {
+// path (an earlier run of the same agent). It reports whether it made the
+// worktree and the branch, for Undo.
+func Make(ctx context.Context, repo, path, branch string) (madeTree, madeBranch bool, err error) {
 	if Is(ctx, path) {
-		return nil
+		return false, false, nil
 	}
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-		return fmt.Errorf("create worktree directory: %w", err)
+		return false, false, fmt.Errorf("create worktree directory: %w", err)
 	}
 	// A worktree removed by hand leaves git's record of it behind, which
 	// would refuse the path.
 	git(ctx, repo, "worktree", "prune")
 	args := []string{"worktree", "add", "-b", branch, path}
+	madeBranch = true
 	if _, err := git(ctx, repo, "rev-parse", "--verify", "--quiet", "refs/heads/"+branch); err == nil {
-		args = []string{"worktree", "add", path, branch}
+		args, madeBranch = []string{"worktree", "add", path, branch}, false
 	}
-	_, err := git(ctx, repo, args...)
-	return err
+	if _, err := git(ctx, repo, args...); err != nil {
+		return false, false, err
+	}
+	return true, madeBranch, nil
+}
+
+// Undo removes what Make made for a spawn that failed before any record
+// named it: the worktree, and the branch when Make created it.
+func Undo(ctx context.Context, repo, path, branch string, madeBranch bool) {
+	if _, err := git(ctx, repo, "worktree", "remove", "--force", path); err != nil {
+		return
+	}
+	if madeBranch {
+		git(ctx, repo, "branch", "-D", branch)
+	}
 }
 
 // Is reports whether path is the top of a git worktree.
@@ -138,7 +153,10 @@ func Pending(ctx context.Context, path, branch string) (Work, error) {
 	if err != nil {
 		return w, err
 	}
-	log, err := git(ctx, path, "log", "--format=%h %s", "refs/heads/"+branch, "--not", head, "--remotes")
+	// The worktree's own HEAD too: detached (a rebase stopped midway, a
+	// checkout of a commit), its commits are on no branch, and removing
+	// the worktree loses them with its HEAD and reflog.
+	log, err := git(ctx, path, "log", "--format=%h %s", "refs/heads/"+branch, "HEAD", "--not", head, "--remotes")
 	if err != nil {
 		return w, err
 	}

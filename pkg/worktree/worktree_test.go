@@ -43,11 +43,11 @@ func TestPending(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := worktree.Ensure(ctx, top, wt, branch); err != nil {
+	if _, _, err := worktree.Make(ctx, top, wt, branch); err != nil {
 		t.Fatal(err)
 	}
-	if err := worktree.Ensure(ctx, top, wt, branch); err != nil {
-		t.Fatalf("Ensure again (reuse): %v", err)
+	if _, _, err := worktree.Make(ctx, top, wt, branch); err != nil {
+		t.Fatalf("Make again (reuse): %v", err)
 	}
 	if w, err := worktree.Pending(ctx, wt, branch); err != nil || !w.None() {
 		t.Fatalf("fresh worktree: Pending = %+v, %v; want none", w, err)
