@@ -88,6 +88,13 @@ func (p *pass) wake() error {
 				rec = &rr
 			case !errors.Is(err, mailbox.ErrNotFound):
 				return err
+			case a.State == mailbox.StateExited && a.PID == 0 && a.ExitCode == nil:
+				// Its latest launch never ran: called off in the host's
+				// queue (a resume interrupted while its re-spawn waited).
+				// It is judged by the last run that did.
+				if rec, err = lastRun(ctx, r.DB, a); err != nil {
+					return err
+				}
 			}
 		}
 		if !wakeable(a, rec, asked[a.Name], r.Host, r.now()) {
@@ -102,6 +109,15 @@ func (p *pass) wake() error {
 		}
 	}
 	return nil
+}
+
+// lastRun is the record of a's latest run that started, nil when none did.
+func lastRun(ctx context.Context, db *mailbox.DB, a mailbox.Agent) (*mailbox.RunRecord, error) {
+	runs, err := db.Runs(ctx, a.Team, a.Name, time.Time{})
+	if err != nil || len(runs) == 0 {
+		return nil, err
+	}
+	return &runs[len(runs)-1], nil
 }
 
 // startWake re-spawns c's agent, whose wake for the mail up to c.Newest
