@@ -14,10 +14,11 @@ import (
 // argument names no subcommand and def is set, def is inserted (inbox's
 // implicit drain).
 //
-// implied reports whether def was inserted.
-func normalize(app *cli.App, def string, args []string) (out []string, implied bool) {
+// implied reports whether def was inserted; missing is a flag that takes a
+// value but was given last, with none (left out of out).
+func normalize(app *cli.App, def string, args []string) (out []string, implied bool, missing string) {
 	if len(args) == 0 {
-		return args, false
+		return args, false, ""
 	}
 	// flag name → takes a value; built at the first flag, as most runs (an
 	// agent's "inbox drain" every turn) pass none, and every flag's Names
@@ -59,7 +60,14 @@ func normalize(app *cli.App, def string, args []string) (out []string, implied b
 		if strings.Contains(name, "=") {
 			continue
 		}
-		if i+1 < len(rest) && takesValue(name) {
+		if takesValue(name) {
+			if i+1 == len(rest) {
+				// The flag is last, with no value: moved before the
+				// positional arguments, it would take their "--".
+				missing = tok
+				flags = flags[:len(flags)-1]
+				continue
+			}
 			i++
 			flags = append(flags, rest[i])
 		}
@@ -78,7 +86,7 @@ func normalize(app *cli.App, def string, args []string) (out []string, implied b
 		out = append(out, "--")
 		out = append(out, pos...)
 	}
-	return out, implied
+	return out, implied, missing
 }
 
 // isHelp keeps "inbox --help" (and --version) about the whole command, not

@@ -31,9 +31,23 @@ func TestNormalize(t *testing.T) {
 		{"drain", []string{"inbox"}, []string{"inbox", "drain"}},
 	}
 	for _, c := range cases {
-		if got, _ := normalize(app, c.def, c.in); !reflect.DeepEqual(got, c.want) {
+		if got, _, _ := normalize(app, c.def, c.in); !reflect.DeepEqual(got, c.want) {
 			t.Errorf("normalize(%q) = %q, want %q", c.in, got, c.want)
 		}
+	}
+}
+
+// A flag that takes a value, given last with none, is named; it must not
+// take the "--" that normalize puts before the positional arguments.
+func TestNormalizeMissingValue(t *testing.T) {
+	app := &cli.App{Flags: []cli.Flag{&cli.Float64Flag{Name: "min"}, &cli.BoolFlag{Name: "json"}}}
+	for _, in := range [][]string{{"stale", "myteam", "--min"}, {"stale", "--json", "myteam", "--min"}, {"stale", "--min"}} {
+		if _, _, missing := normalize(app, "", in); missing != "--min" {
+			t.Errorf("normalize(%q): missing %q, want --min", in, missing)
+		}
+	}
+	if _, _, missing := normalize(app, "", []string{"stale", "myteam", "--json"}); missing != "" {
+		t.Errorf("a bool flag last: missing %q", missing)
 	}
 }
 

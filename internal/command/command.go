@@ -172,7 +172,10 @@ func Run(ctx context.Context, app App, env *Env, args []string) int {
 		// "inbox help nosuch" is a mistake, not a request for inbox's help.
 		return report(env.Stderr, name, UnknownVerb(a, args[2]))
 	}
-	norm, implied := normalize(a, app.Default, helpArgs(a, args))
+	norm, implied, missing := normalize(a, app.Default, helpArgs(a, args))
+	if missing != "" {
+		return report(env.Stderr, name, WithHint(Usagef("%s needs a value", missing), "run '"+name+" --help'"))
+	}
 	a.Metadata = map[string]any{impliedKey: implied}
 	err := a.RunContext(ctx, norm)
 	return report(env.Stderr, name, err)

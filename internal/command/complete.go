@@ -55,10 +55,10 @@ func complete(ctx context.Context, app App, env *Env, args []string) int {
 		// command does not know; the shell offers files.
 		return ExitOK
 	}
-	norm, _ := normalize(a, "", append([]string{a.Name}, words...))
+	norm, _, _ := normalize(a, "", append([]string{a.Name}, words...))
 	if slices.Contains(norm, "--") {
 		// A positional word, so the implied verb (inbox's drain) applies.
-		norm, _ = normalize(a, app.Default, append([]string{a.Name}, words...))
+		norm, _, _ = normalize(a, app.Default, append([]string{a.Name}, words...))
 	}
 	norm = slices.DeleteFunc(norm, func(s string) bool { return s == "--" })
 	a.Metadata = map[string]any{partialKey: partial}

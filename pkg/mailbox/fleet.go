@@ -9,7 +9,8 @@ import (
 	"time"
 )
 
-// ErrNoAgents is a broadcast to a team that has no recorded agents.
+// ErrNoAgents is a broadcast to a team that has no recorded agents (but
+// perhaps the sender).
 var ErrNoAgents = errors.New("no agent of this team was ever spawned")
 
 // SendAll stores one copy of m for every agent recorded in m.Team (by name,
@@ -44,6 +45,13 @@ func (d *DB) SendAll(ctx context.Context, m Message) ([]Message, error) {
 			return err
 		}
 		if len(to) == 0 {
+			var sender bool
+			if err := tx.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM agents WHERE team = ? AND name = ?)`, m.Team, m.From).Scan(&sender); err != nil {
+				return err
+			}
+			if sender {
+				return fmt.Errorf("team %s: %w but the sender, %s", m.Team, ErrNoAgents, m.From)
+			}
 			return fmt.Errorf("team %s: %w", m.Team, ErrNoAgents)
 		}
 		if lock := d.be.sendLock(); lock != "" {
