@@ -97,7 +97,10 @@ func Render(name, tmpl string, d Data) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("briefing template %s: %w", name, err)
 	}
-	t, err := set.New(name).Parse(tmpl)
+	// A byte-order mark an editor wrote is not part of the briefing (nor of
+	// a type.conf): it would reach the agent, and make a blank template
+	// look written.
+	t, err := set.New(name).Parse(strings.TrimPrefix(tmpl, "\ufeff"))
 	if err != nil {
 		return "", fmt.Errorf("briefing template %s: %w", name, err)
 	}

@@ -197,3 +197,18 @@ func TestRenderBounded(t *testing.T) {
 		t.Fatalf("Render of a 16 MiB task: %v", err)
 	}
 }
+
+// TestRenderBOMOnlyIsBlank: a template.md saved empty by an editor that
+// writes a byte-order mark (type.conf's parser strips one for that reason)
+// renders a briefing with nothing in it but the mark. Render promises that
+// a blank briefing is an error, not an agent started with no idea who it is.
+func TestRenderBOMOnlyIsBlank(t *testing.T) {
+	for _, tmpl := range []string{"\ufeff", "\ufeff\r\n"} {
+		if out, err := Render("test/template.md", tmpl, data()); err == nil {
+			t.Errorf("template %q rendered briefing %q and no error; want the blank-briefing error", tmpl, out)
+		}
+	}
+	if out, err := Render("test/template.md", "\ufeffHello.\n{{template \"teamkit\" .}}", data()); err != nil || strings.Contains(out, "\ufeff") {
+		t.Errorf("a template with a byte-order mark rendered %q, %v: the mark reached the briefing", out, err)
+	}
+}

@@ -78,6 +78,10 @@ func (j *job) fallBack(ctx context.Context, db *mailbox.DB, res Result) (Result,
 	if err := j.writeRun(); err != nil {
 		return Result{}, err
 	}
+	if j.req.MaxRunning > 0 {
+		// Under a cap the full run waits its turn like the gone one did.
+		return j.queued(ctx, db)
+	}
 	if err := j.record(ctx, db); err != nil {
 		return Result{}, err
 	}

@@ -235,12 +235,14 @@ func Spawn(ctx context.Context, db *mailbox.DB, finder agenttype.Finder, req Req
 		return Result{}, err
 	}
 	if j.req.MaxRunning > 0 {
-		return j.queued(ctx, db)
+		res, err = j.queued(ctx, db)
+	} else {
+		if err := j.record(ctx, db); err != nil {
+			return Result{}, err
+		}
+		res, err = j.start(ctx, db)
 	}
-	if err := j.record(ctx, db); err != nil {
-		return Result{}, err
-	}
-	if res, err = j.start(ctx, db); err != nil {
+	if err != nil {
 		return res, err
 	}
 	return j.fallBack(ctx, db, res)
@@ -448,7 +450,9 @@ func (j *job) writeRun() error {
 		"TEAMKIT_DB": j.dbPath, "TEAMKIT_TEAM": req.Team, "TEAMKIT_AGENT": req.Name,
 		"TEAMKIT_RUN": j.run, "TEAMKIT_ISSUE": req.Issue,
 	})
-	if j.cli != "" {
+	// j.cli is command's program, resolved by prepare; a run that continues
+	// a session runs resume='s, which may be another.
+	if j.cli != "" && note != "continued" {
 		argv[0] = j.cli
 	} else if argv[0], err = ResolveCLI(t.Name, argv[0], t.Conf.Install, j.env); err != nil {
 		return err

@@ -75,7 +75,11 @@ func parse(c *cli.Context, env *command.Env) (*Options, error) {
 		return nil, command.Usagef("unexpected argument %q", rest[0])
 	}
 	run := c.String("run")
-	if run == "" {
+	// $TEAMKIT_RUN is the run of the agent the environment names: inside
+	// agent lead, `ready check crew w1` is about w1, whose mark never
+	// carries lead's run.
+	other := func(key, val string) bool { v := env.Getenv(key); return v != "" && v != val }
+	if run == "" && !other("TEAMKIT_TEAM", team) && !other("TEAMKIT_AGENT", name) {
 		run = env.Getenv("TEAMKIT_RUN")
 	}
 	return &Options{Team: team, Name: name, Run: run, JSON: c.Bool("json")}, nil

@@ -151,3 +151,29 @@ func TestUsage(t *testing.T) {
 		t.Fatalf("usage errors touched the database: %v", err)
 	}
 }
+
+// TestCheckOtherAgentFromInsideAnAgent: inside agent lead (spawn exported
+// TEAMKIT_TEAM, TEAMKIT_AGENT and TEAMKIT_RUN), `ready check crew w1` asks
+// whether worker w1's current run has marked. lead's own TEAMKIT_RUN names
+// lead's launch, which no mark of w1 can ever carry: it must not be taken
+// as the run that counts for w1.
+func TestCheckOtherAgentFromInsideAnAgent(t *testing.T) {
+	h := newHarness(t)
+	db := h.store()
+	ctx := context.Background()
+	if err := db.RecordLaunch(ctx, mailbox.Agent{Team: "crew", Name: "w1", Type: "codex", Run: "run-w1", State: mailbox.StateRunning}); err != nil {
+		t.Fatal(err)
+	}
+	// w1 marks its own run, as its briefing tells it to.
+	if err := db.MarkReady(ctx, "crew", "w1", "run-w1"); err != nil {
+		t.Fatal(err)
+	}
+	h.want(0, "check", "crew", "w1") // from a plain shell: ready
+	// The same question from inside the lead agent.
+	h.Vars["TEAMKIT_TEAM"] = "crew"
+	h.Vars["TEAMKIT_AGENT"] = "lead"
+	h.Vars["TEAMKIT_RUN"] = "run-lead"
+	if r := h.run("check", "crew", "w1"); r.Code != 0 {
+		t.Errorf("inside agent lead, `ready check crew w1` for a w1 whose run marked: exit %d, stdout %q; want 0 (lead's TEAMKIT_RUN is not w1's run)", r.Code, r.Stdout)
+	}
+}
