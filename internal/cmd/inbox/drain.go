@@ -168,7 +168,31 @@ func formatTemplate(f string) (*template.Template, error) {
 	if err != nil {
 		return nil, command.Usagef("--format: %v", err)
 	}
+	if err := tryFormat(tmpl); err != nil {
+		return nil, command.WithHint(command.Usagef("--format: %v", err),
+			"a message's fields are .ID .Team .From .To .Subject .Body .ReplyTo .CreatedAt .ReadAt")
+	}
 	return tmpl, nil
+}
+
+// tryFormat runs tmpl once over a sample message and reports a field it
+// names that a message does not have: a usage error now, not a failure
+// (exit 1) at the first message, after an empty inbox had passed it. Any
+// other error may be the sample's (an index past its short body), and a
+// template still going after a second is left to the drain's own limits.
+func tryFormat(tmpl *template.Template) error {
+	sample := mailbox.Message{ID: 1, Team: "team", From: "lead", To: "w1", Subject: "subject", Body: "body\nmore",
+		ReplyTo: 1, CreatedAt: time.Now(), ReadAt: time.Now()}
+	done := make(chan error, 1)
+	go func() { done <- tmpl.Execute(&capped{max: formatLimit}, sample) }()
+	select {
+	case err := <-done:
+		if err != nil && strings.Contains(err.Error(), "can't evaluate field") {
+			return err
+		}
+	case <-time.After(time.Second):
+	}
+	return nil
 }
 
 // printer returns how drain writes a batch of messages: --json, --format, or

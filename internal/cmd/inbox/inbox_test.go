@@ -325,6 +325,16 @@ func TestFormat(t *testing.T) {
 	if r.Code != 64 {
 		t.Fatalf("bad --format: exit %d, want 64", r.Code)
 	}
+	// A field a message does not have is a usage error at once, on an
+	// empty inbox too; an index past a short body is the data's, not the
+	// template's, and is left to the messages themselves.
+	r = h.run("crew", "w", "--format", "{{.ID}} {{.Nope}}")
+	if r.Code != 64 || !strings.Contains(r.Stderr, "can't evaluate field Nope") || !strings.Contains(r.Stderr, "hint: a message's fields are .ID") {
+		t.Fatalf("--format naming no field: exit %d, stderr %q; want 64 and the field named", r.Code, r.Stderr)
+	}
+	if r := h.run("crew", "w", "--peek", "--format", "{{slice .Body 0 40}}"); r.Code == 64 {
+		t.Fatalf("a template the sample's short body fails was refused: %q", r.Stderr)
+	}
 }
 
 func TestJSONFields(t *testing.T) {
