@@ -254,7 +254,11 @@ func helpArgs(a *cli.App, args []string) []string {
 // UnknownVerb is the usage error for a first word that names no verb of a,
 // with the nearest verb as a hint when one is close ("sned" → send).
 func UnknownVerb(a *cli.App, word string) error {
-	err := Usagef("unknown command %q (want %s)", word, verbs(a.Commands))
+	want := verbs(a.Commands)
+	if want == "" {
+		return WithHint(Usagef("unknown command %q: %s has no verbs", word, a.Name), "run '"+a.Name+" --help'")
+	}
+	err := Usagef("unknown command %q (want %s)", word, want)
 	if best := NearVerb(a, word); best != "" {
 		return WithHint(err, "did you mean '"+a.Name+" "+best+"'?")
 	}
