@@ -3,10 +3,13 @@
 package inbox_test
 
 import (
+	"context"
 	"os"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/teamkit/teamkit/pkg/mailbox"
 )
 
 // A drain waiting on a SQLite mailbox whose file is removed (a reset: rm
@@ -26,7 +29,17 @@ func TestWaitMailboxReplaced(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	h.ok("send", "crew", "w", "after the reset") // a new mailbox at the same path
+	// A new mailbox at the same path, and mail in it. Sent through the
+	// store, not the command: two commands at once in one process share
+	// urfave/cli's global flags.
+	db, err := mailbox.Open(context.Background(), h.DB, mailbox.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Send(context.Background(), mailbox.Message{Team: "crew", From: "lead", To: "w", Body: "after the reset"}); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
 	r := <-done
 	switch {
 	case r.Code == 0 && strings.Contains(r.Stdout, "after the reset"):
