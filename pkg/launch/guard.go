@@ -4,11 +4,13 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"os/exec"
 	"os/signal"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"time"
@@ -17,6 +19,9 @@ import (
 	"github.com/teamkit/teamkit/pkg/proc"
 	"github.com/teamkit/teamkit/pkg/runstream"
 )
+
+// guardDetail is the detail of a run whose supervisor died.
+const guardDetail = "its supervisor died; the guard stopped the run"
 
 // GuardSpec is what a guard needs to clean up after a dead supervisor.
 type GuardSpec struct {
@@ -159,6 +164,19 @@ func Guard(stdin io.Reader, open func(ctx context.Context, path string) (*mailbo
 	if !started && gs.Ask > 0 {
 		patience = GiveBackPatience // the answer is at stake, not only the record
 	}
+	ended := time.Now()
+	// What cannot be recorded now is spooled, as a supervisor's end is,
+	// for the next look on this host (RecordSpooled).
+	spoolCrash := func(err error) error {
+		if gs.Log != "" {
+			if serr := spool(SpoolPath(filepath.Dir(gs.Log), gs.Run), spooled{CrashedAt: &ended}); serr != nil {
+				note(spec, "could not spool the run's end either: %v", serr)
+			} else {
+				note(spec, "the run's end spooled, to be recorded once the mailbox is back")
+			}
+		}
+		return err
+	}
 	var db *mailbox.DB
 	err = Retry(patience, func(ctx context.Context) (err error) {
 		db, err = open(ctx, gs.DB)
@@ -166,20 +184,19 @@ func Guard(stdin io.Reader, open func(ctx context.Context, path string) (*mailbo
 	})
 	if err != nil {
 		note(spec, "could not record the run's end: %v", err)
-		return err
+		return spoolCrash(err)
 	}
 	defer db.Close()
 	if !started {
 		unstart(db, spec)
 	}
 	// The run's record would otherwise say it runs for ever.
-	Retry(EndPatience, func(ctx context.Context) error {
-		return db.SetRunEnd(ctx, runstream.EndCrashed, "its supervisor died; the guard stopped the run", mailbox.AgentRun{Team: gs.Team, Name: gs.Name, Run: gs.Run})
+	errEnd := Retry(EndPatience, func(ctx context.Context) error {
+		return db.SetRunEnd(ctx, runstream.EndCrashed, guardDetail, mailbox.AgentRun{Team: gs.Team, Name: gs.Name, Run: gs.Run})
 	})
-	ended := time.Now()
-	Retry(EndPatience, func(ctx context.Context) error { return db.SetRunEnded(ctx, gs.Team, gs.Run, ended) })
-	if err := recordEnd(db, spec, nil); err != nil {
-		return err
+	errEnded := Retry(EndPatience, func(ctx context.Context) error { return db.SetRunEnded(ctx, gs.Team, gs.Run, ended) })
+	if err := recordEnd(db, spec, nil); err != nil || errEnd != nil || errEnded != nil {
+		return spoolCrash(errors.Join(err, errEnd, errEnded))
 	}
 	note(spec, "agent %s/%s run %s recorded as exited (code unknown: its supervisor died)", gs.Team, gs.Name, gs.Run)
 	return nil

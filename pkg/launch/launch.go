@@ -424,9 +424,6 @@ func Supervise(ctx context.Context, spec Spec, db *mailbox.DB, stdout, stderr io
 	} else {
 		rec.End, rec.Detail = (*runstream.Reader)(nil).End(code)
 	}
-	// stopper: spawn stop ended the run (its record says so), and stops
-	// every process of the run itself, until none is left.
-	stopper := false
 	if !failed {
 		// The supervisor sees only signals: whoever stopped the run said
 		// why in its record (spawn stop, a handshake timeout).
@@ -437,7 +434,6 @@ func Supervise(ctx context.Context, spec Spec, db *mailbox.DB, stdout, stderr io
 			prev, err := db.Run(ctx, spec.Team, spec.Run)
 			if err == nil && prev.End != "" {
 				rec.End, rec.Detail = prev.End, prev.Detail
-				stopper = prev.End == runstream.EndStopped && !stopping
 			}
 			return err
 		})
@@ -450,15 +446,12 @@ func Supervise(ctx context.Context, spec Spec, db *mailbox.DB, stdout, stderr io
 	// The record comes before the exit, which is what spawn waits for.
 	recordExit(db, spec, code, &rec)
 	spec.step(StepAfterExit)
-	// What the agent left running is stopped here, unless its stopper
-	// does it: one scan of every process (stat and environment) is cheap,
-	// but a fleet's supervisors stopped at once, each scanning a /proc
-	// that holds the whole fleet, took seconds of CPU between them.
-	if !stopper {
-		if left := tree.Members(); len(left) > 0 {
-			note(spec, "stopping %d process(es) the agent left running: %v", len(left), left)
-			tree.Stop(spec.Grace)
-		}
+	// What the agent left running is stopped here, even when spawn stop
+	// ended the run: that spawn stop may have died part way (a second
+	// Ctrl-C in its grace), and then nothing else ever would.
+	if left := tree.Members(); len(left) > 0 {
+		note(spec, "stopping %d process(es) the agent left running: %v", len(left), left)
+		tree.Stop(spec.Grace)
 	}
 	if st != nil && !st.wait(time.Second) {
 		pr.Close()

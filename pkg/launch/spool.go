@@ -53,6 +53,9 @@ const (
 type spooled struct {
 	ExitCode int                `json:"exit_code"`
 	Run      *mailbox.RunRecord `json:"run,omitempty"`
+	// CrashedAt is set by a guard whose supervisor died: the run ended
+	// crashed then, its exit code unknown (ExitCode is not one).
+	CrashedAt *time.Time `json:"crashed_at,omitempty"`
 }
 
 // spool writes s to path, private, atomically: a reader sees the whole
@@ -203,6 +206,14 @@ func recordSpooled(ctx context.Context, db *mailbox.DB, team, f string) bool {
 		return false
 	}
 	name, run := filepath.Base(filepath.Dir(f)), strings.TrimSuffix(filepath.Base(f), ".exit")
+	if s.CrashedAt != nil {
+		if db.SetRunEnd(ctx, runstream.EndCrashed, guardDetail, mailbox.AgentRun{Team: team, Name: name, Run: run}) != nil ||
+			db.SetRunEnded(ctx, team, run, *s.CrashedAt) != nil ||
+			db.SetAgentState(ctx, team, name, run, mailbox.StateExited, 0, nil) != nil {
+			return false
+		}
+		return os.Remove(f) == nil
+	}
 	if r := s.Run; r != nil {
 		// A run that reached its budget while the mailbox was down files
 		// its ask now, before its end is recorded: filed once per run, it

@@ -41,6 +41,7 @@ var ErrGone = errors.New("the recorded process is gone")
 type info struct {
 	Start   uint64
 	Session int  // 0 where the OS has no sessions
+	PPID    int  // the parent's pid, 0 where it is not read
 	Ended   bool // exited, not yet reaped (a zombie)
 }
 
@@ -133,6 +134,10 @@ type Group struct {
 	Marker  string
 	Session int
 	Exclude []int // never members: the supervisor, the guard
+	// Parent, when > 0, makes its children members too: a supervisor that
+	// adopts its agent's orphans (a subreaper) finds there those that both
+	// scrubbed the marker and left the session.
+	Parent int
 }
 
 func (g Group) excluded(pid int) bool {

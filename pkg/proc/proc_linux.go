@@ -102,7 +102,7 @@ func readInfo(pid int) (info, error) {
 	if err != nil {
 		return info{}, err
 	}
-	return info{Start: s.Start, Session: s.Session, Ended: s.State == 'Z' || s.State == 'X'}, nil
+	return info{Start: s.Start, Session: s.Session, PPID: s.PPID, Ended: s.State == 'Z' || s.State == 'X'}, nil
 }
 
 func listPIDs() []int {

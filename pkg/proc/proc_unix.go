@@ -22,7 +22,7 @@ func (g Group) member(pid int) bool {
 	if err != nil || in.Ended {
 		return false
 	}
-	if g.Session > 0 && in.Session == g.Session {
+	if g.Session > 0 && in.Session == g.Session || g.Parent > 0 && in.PPID == g.Parent {
 		return true
 	}
 	return g.Marker != "" && hasEnv(pid, g.Marker)
@@ -80,6 +80,9 @@ type Tree struct{ g Group }
 func StartTree(cmd *exec.Cmd, g Group, note func(format string, args ...any)) (*Tree, error) {
 	if err := becomeSubreaper(); err != nil {
 		note("cannot adopt the agent's orphans: %v", err)
+	} else {
+		// Every orphan of the run is now a child of this process.
+		g.Parent = os.Getpid()
 	}
 	if sid, err := unix.Getsid(0); err == nil && sid == os.Getpid() {
 		// A session of our own (background, tmux): an agent's child that
