@@ -286,8 +286,13 @@ func ParseDecision(body string) (decision, reason string, ok bool) {
 	lines := strings.Split(strings.ReplaceAll(strings.ReplaceAll(body, "\r\n", "\n"), "\r", "\n"), "\n")
 	fence := "" // the open code fence, "" outside one
 	inComment := false
+	// quoted: the previous line was in a block quote, so a non-blank line
+	// now is its lazy continuation, shown inside the quote.
+	quoted := false
 	first := -1
 	for i, line := range lines {
+		wasQuoted := quoted
+		quoted = false
 		if fence != "" {
 			// Closed only by the same character, at least as many times.
 			if m := fenceOpen.FindStringSubmatch(line); m != nil && m[1][0] == fence[0] && len(m[1]) >= len(fence) &&
@@ -297,15 +302,20 @@ func ParseDecision(body string) (decision, reason string, ok bool) {
 			continue
 		}
 		if inComment {
-			inComment = !strings.Contains(line, "-->")
+			inComment = commentOpenAfter(line, true)
 			continue
 		}
 		if m := fenceOpen.FindStringSubmatch(line); m != nil {
 			fence = m[1]
 			continue
 		}
-		if j := strings.Index(line, "<!--"); j >= 0 {
-			inComment = !strings.Contains(line[j:], "-->")
+		if strings.Contains(line, "<!--") {
+			inComment = commentOpenAfter(line, false)
+			continue
+		}
+		if trimmed := strings.TrimLeft(line, " "); strings.HasPrefix(trimmed, ">") && len(line)-len(trimmed) <= 3 ||
+			wasQuoted && strings.TrimSpace(line) != "" {
+			quoted = true
 			continue
 		}
 		m := tokenLine.FindStringSubmatch(line)
@@ -327,4 +337,25 @@ func ParseDecision(body string) (decision, reason string, ok bool) {
 		}
 	}
 	return decision, reason, first >= 0
+}
+
+// commentOpenAfter reports whether an HTML comment is still open at the end
+// of line, given whether one was open at its start: a line may close one
+// comment and open another ("--> text <!--").
+func commentOpenAfter(line string, open bool) bool {
+	for {
+		if open {
+			i := strings.Index(line, "-->")
+			if i < 0 {
+				return true
+			}
+			line, open = line[i+3:], false
+			continue
+		}
+		i := strings.Index(line, "<!--")
+		if i < 0 {
+			return false
+		}
+		line, open = line[i+4:], true
+	}
 }

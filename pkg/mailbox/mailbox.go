@@ -389,6 +389,15 @@ func (d *DB) Backend() string { return d.be.name() }
 // password may be in the user info or in a parameter, password= or the
 // client key's sslpassword= (any parameter whose name says password goes).
 func redact(u string) string {
+	// The userinfo runs to the first '@' before any '/', as libpq and pgx
+	// read it: a '#' or '?' in an unencoded password is no fragment or
+	// query there, whatever net/url makes of it.
+	if scheme, rest, ok := strings.Cut(u, "://"); ok {
+		if i := strings.IndexAny(rest, "@/"); i >= 0 && rest[i] == '@' {
+			user, _, _ := strings.Cut(rest[:i], ":")
+			u = scheme + "://" + user + "@" + rest[i+1:]
+		}
+	}
 	p, err := url.Parse(u)
 	if err != nil {
 		return "(an unparsable database URL)"
