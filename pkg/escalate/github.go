@@ -77,6 +77,11 @@ func (c *GitHubChannel) Describe(a mailbox.Ask) Description {
 	return d
 }
 
+// PostGrace is how long a pass leaves an unposted ask that recorded no
+// failure to the ask command still posting it: longer than ask's POST can
+// take with its retries (4 attempts of 30 s, 3 waits of up to 60 s).
+const PostGrace = 10 * time.Minute
+
 // noTokenHint is what to do about github.ErrNoToken.
 const noTokenHint = "log in with 'gh auth login', or set GH_TOKEN"
 
@@ -141,6 +146,12 @@ func (c *GitHubChannel) Find(ctx context.Context, rd Round, a mailbox.Ask) (mail
 		return mailbox.Decision{}, false, err
 	}
 	if a.CommentID == 0 {
+		// An ask that reported no failure may still be posting it (its
+		// POST waits out a rate limit): leave it to ask for a while, or
+		// both would post it.
+		if a.PostError == "" && a.BudgetRun == "" && time.Since(a.CreatedAt) < PostGrace {
+			return mailbox.Decision{}, false, nil
+		}
 		// The question never reached the issue (ask failed to post it):
 		// post it now, once, and read replies from the next pass on.
 		posted, err := Post(ctx, rd.DB, gh, a, false)
@@ -191,6 +202,10 @@ func Post(ctx context.Context, db *mailbox.DB, gh GitHub, a mailbox.Ask, fresh b
 	}
 	if err := db.SetAskPosted(ctx, a.ID, c.ID, c.HTMLURL); err != nil {
 		return a, err
+	}
+	now, err := db.Ask(ctx, a.ID)
+	if err != nil || now.CommentID != c.ID {
+		return now, err // another poster's comment was recorded first
 	}
 	if err := db.SetAskQuestionTime(ctx, a, c.CreatedAt); err != nil {
 		return a, err

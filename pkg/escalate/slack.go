@@ -169,6 +169,11 @@ func findSlackPost(ctx context.Context, sl Slack, channel string, a mailbox.Ask,
 	return sl.FindPosted(ctx, channel, id.BotID, a.CreatedAt.Add(-time.Hour), slackMeta(a))
 }
 
+// SlackPosting is the slack_error of an ask whose question ask is posting
+// to Slack: set before the post, cleared by its record. One left behind
+// is an ask killed mid-post.
+const SlackPosting = "posting (not recorded yet)"
+
 // doorbellLookup bounds the doorbell's look-up of an event's ask: Slack
 // wants the envelope acknowledged within 3 seconds.
 const doorbellLookup = 2 * time.Second
@@ -310,6 +315,8 @@ func (c *SlackChannel) Describe(a mailbox.Ask) Description {
 	case a.SlackTS != "":
 		return Description{KV: []string{"slack", a.SlackChannel, "slack_ts", a.SlackTS}, Column: "slack " + a.SlackChannel,
 			Where: "Slack channel " + a.SlackChannel}
+	case a.SlackError == SlackPosting:
+		return Description{KV: []string{"slack", "posting"}, Note: "(slack post not recorded yet: being posted, or its ask was killed posting it)"}
 	case a.SlackError != "":
 		return Description{KV: []string{"slack", "failed"}, Note: "(slack post failed: " + text.FirstLine(a.SlackError, 60) + ")"}
 	}
@@ -335,6 +342,12 @@ func (c *SlackChannel) Post(ctx context.Context, db *mailbox.DB, a mailbox.Ask, 
 		people, _ = c.People()
 	}
 	sl, err := c.Client()
+	if err == nil && a.SlackError == "" {
+		// Say that a post is under way before it is made: an ask killed
+		// mid-post is then still the Slack channel's, and a pass finds
+		// its message (or, after PostGrace, posts it).
+		err = db.SetAskSlackError(ctx, a.ID, SlackPosting)
+	}
 	if err == nil {
 		var posted mailbox.Ask
 		if posted, err = PostSlack(ctx, db, sl, c.Channel, people, a, fresh); err == nil {
@@ -384,13 +397,30 @@ func (c *SlackChannel) Find(ctx context.Context, rd Round, a mailbox.Ask) (mailb
 		if err := slack.CheckChannel(c.Channel); err != nil {
 			return mailbox.Decision{}, false, err
 		}
-		posted, err := PostSlack(ctx, rd.DB, sl, c.Channel, c.people, a, false)
+		if a.SlackError != SlackPosting || time.Since(a.CreatedAt) >= PostGrace {
+			posted, err := PostSlack(ctx, rd.DB, sl, c.Channel, c.people, a, false)
+			if err != nil {
+				rd.Fail("error: ask %d (%s/%s): %s; the next pass tries again", a.ID, a.Team, a.Agent, text.OneLine(err.Error()))
+				return mailbox.Decision{}, false, nil
+			}
+			rd.Note("posted ask %d to Slack channel %s (ts %s)", posted.ID, posted.SlackChannel, posted.SlackTS)
+			return mailbox.Decision{}, false, nil
+		}
+		// ask is posting it, or died doing so: only look for its message.
+		p, found, err := findSlackPost(ctx, sl, c.Channel, a, false)
 		if err != nil {
 			rd.Fail("error: ask %d (%s/%s): %s; the next pass tries again", a.ID, a.Team, a.Agent, text.OneLine(err.Error()))
 			return mailbox.Decision{}, false, nil
 		}
-		rd.Note("posted ask %d to Slack channel %s (ts %s)", posted.ID, posted.SlackChannel, posted.SlackTS)
-		return mailbox.Decision{}, false, nil
+		if !found {
+			return mailbox.Decision{}, false, nil
+		}
+		if _, err := rd.DB.SetAskSlackPosted(ctx, a.ID, p.Channel, p.TS); err != nil {
+			return mailbox.Decision{}, false, err
+		}
+		if a, err = rd.DB.Ask(ctx, a.ID); err != nil {
+			return mailbox.Decision{}, false, err
+		}
 	}
 	if c.peopleErr != nil {
 		return mailbox.Decision{}, false, nil // reported once; nothing in Slack counts

@@ -138,7 +138,9 @@ func (d *DB) Asks(ctx context.Context, team, state string) ([]Ask, error) {
 // SetAskPosted records the issue comment that carries the question and
 // clears any earlier post error.
 func (d *DB) SetAskPosted(ctx context.Context, id, commentID int64, url string) error {
-	_, err := d.db.ExecContext(ctx, `UPDATE asks SET comment_id = ?, comment_url = ?, post_error = '' WHERE id = ?`, commentID, url, id)
+	// Only the first comment recorded stands: a second poster (a pass
+	// racing ask) must not move the question past replies to the first.
+	_, err := d.db.ExecContext(ctx, `UPDATE asks SET comment_id = ?, comment_url = ?, post_error = '' WHERE id = ? AND comment_id = 0`, commentID, url, id)
 	return d.fail("record posted ask", err)
 }
 
