@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"strings"
+	"time"
 
 	"github.com/teamkit/teamkit/pkg/mailbox"
 )
@@ -140,3 +141,9 @@ func isDB(err error) bool {
 	var dbErr *mailbox.Error
 	return errors.As(err, &dbErr)
 }
+
+// PostGrace is how long a pass leaves an unposted ask that recorded no
+// failure to the ask command still posting it: longer than ask's post can
+// take with its retries (on GitHub 4 attempts of 30 s, 3 waits of up to
+// 60 s).
+const PostGrace = 10 * time.Minute

@@ -77,11 +77,6 @@ func (c *GitHubChannel) Describe(a mailbox.Ask) Description {
 	return d
 }
 
-// PostGrace is how long a pass leaves an unposted ask that recorded no
-// failure to the ask command still posting it: longer than ask's POST can
-// take with its retries (4 attempts of 30 s, 3 waits of up to 60 s).
-const PostGrace = 10 * time.Minute
-
 // noTokenHint is what to do about github.ErrNoToken.
 const noTokenHint = "log in with 'gh auth login', or set GH_TOKEN"
 
