@@ -66,10 +66,26 @@ func (p *pass) respawnable(ag mailbox.Agent, a mailbox.Ask, now time.Time) (bool
 		return true, "", nil
 	}
 	held, err := p.r.DB.BudgetAskAwaiting(p.ctx, a.Team, a.Agent)
-	if err != nil || !held {
-		return true, "", err
+	if err != nil {
+		return false, "", err
 	}
-	return false, fmt.Sprintf("%s/%s awaits a decision on its budget", a.Team, a.Agent), nil
+	if held {
+		return false, fmt.Sprintf("%s/%s awaits a decision on its budget", a.Team, a.Agent), nil
+	}
+	// A decider rejected going on past the budget of the agent's last run:
+	// it stays stopped until a person spawns it (a new run), and nothing
+	// else re-spawns it meanwhile.
+	answered, err := p.r.DB.Asks(p.ctx, a.Team, mailbox.AskAnswered)
+	if err != nil {
+		return false, "", err
+	}
+	for _, b := range answered {
+		if b.Agent == ag.Name && b.BudgetRun != "" && b.BudgetRun == ag.Run && b.Decision == mailbox.DecisionRejected {
+			return false, fmt.Sprintf("%s/%s was stopped at its budget and %s rejected going on; it stays stopped until a person spawns it",
+				a.Team, a.Agent, safeLogin(b.DecidedBy)), nil
+		}
+	}
+	return true, "", nil
 }
 
 // budgetRejected settles rejected budget ask a: the agent stays stopped.

@@ -76,7 +76,14 @@ func (p *pass) respawnPark(a mailbox.Agent, run string) error {
 		Workdir: a.Workdir, ResumeOf: ParkKey(a.Run), Run: run, Wake: a.Wake == mailbox.WakeMail, IfRun: a.Run})
 	if err != nil {
 		if ctx.Err() != nil {
-			return ctx.Err() // the claim lapses after StartingGrace; a later pass takes it over
+			// A launch called off in the host's queue never ran, but its
+			// record ended the park: put the park back, so that a later
+			// pass re-spawns the agent. Otherwise the claim lapses after
+			// StartingGrace, and a later pass takes it over.
+			if _, rerr := p.r.DB.RestorePark(context.WithoutCancel(ctx), a, run); rerr != nil {
+				return rerr
+			}
+			return ctx.Err()
 		}
 		if _, rerr := p.r.DB.ReleasePark(context.WithoutCancel(ctx), a, run); rerr != nil {
 			return rerr

@@ -423,9 +423,12 @@ func (p *pass) deliver() error {
 		if a.ResumedRun != "" || skip {
 			continue
 		}
-		in, err := p.intent(a.ID)
+		in, ok, err := p.intent(a.ID)
 		if err != nil {
 			return err
+		}
+		if !ok {
+			continue // delivered meanwhile by this pass
 		}
 		p.r.crash(CrashAfterIntent)
 		if err := p.start(a, in); err != nil {
@@ -587,16 +590,22 @@ func (p *pass) failed() error {
 	return p.err
 }
 
-// intent inserts ask id's resume intent if absent and returns it.
-func (p *pass) intent(id int64) (mailbox.ResumeIntent, error) {
-	if err := p.r.DB.AddResumeIntent(p.ctx, id); err != nil {
-		return mailbox.ResumeIntent{}, err
+// intent inserts ask id's resume intent if absent, while its answer is
+// still to be delivered, and returns it; ok is false when the answer was
+// delivered (and settled) meanwhile, and there is nothing left to do.
+func (p *pass) intent(id int64) (mailbox.ResumeIntent, bool, error) {
+	if err := p.r.DB.AddDeliveryIntent(p.ctx, id); err != nil {
+		return mailbox.ResumeIntent{}, false, err
 	}
 	in, ok, err := p.r.DB.ResumeIntent(p.ctx, id)
-	if err == nil && !ok {
+	if err != nil || ok {
+		return in, ok, err
+	}
+	a, err := p.r.DB.Ask(p.ctx, id)
+	if err == nil && a.ResumedRun == "" {
 		err = fmt.Errorf("resume intent of ask %d vanished as it was written", id)
 	}
-	return in, err
+	return in, false, err
 }
 
 // claim records the answer and re-spawns the agent: the intent first (only
@@ -620,8 +629,8 @@ func (p *pass) claim(a mailbox.Ask, dec mailbox.Decision) error {
 	if a, err = db.Ask(ctx, a.ID); err != nil {
 		return err
 	}
-	in, err := p.intent(a.ID)
-	if err != nil {
+	in, ok, err := p.intent(a.ID)
+	if err != nil || !ok {
 		return err
 	}
 	return p.start(a, in)

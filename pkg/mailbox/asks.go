@@ -171,12 +171,6 @@ type ResumeIntent struct {
 	CreatedAt time.Time
 }
 
-// AddResumeIntent inserts the intent for ask id if absent.
-func (d *DB) AddResumeIntent(ctx context.Context, id int64) error {
-	_, err := d.db.ExecContext(ctx, `INSERT INTO resume_intents (ask_id, created_at) VALUES (?, ?) ON CONFLICT DO NOTHING`, id, nanos(d.now()))
-	return d.fail("record resume intent", err)
-}
-
 // AddAnswerIntent inserts the intent for ask id if absent, and only while
 // the ask awaits its answer: the intent a claim writes before its
 // compare-and-set (DecideAsk). An ask decided already has the intent of
@@ -187,6 +181,19 @@ func (d *DB) AddAnswerIntent(ctx context.Context, id int64) error {
 		SELECT CAST(? AS BIGINT), CAST(? AS BIGINT) WHERE EXISTS (SELECT 1 FROM asks WHERE id = ? AND state = ?)
 		ON CONFLICT DO NOTHING`,
 		id, nanos(d.now()), id, AskAwaiting)
+	return d.fail("record resume intent", err)
+}
+
+// AddDeliveryIntent inserts the intent for ask id if absent, and only while
+// its answer is still to be delivered (answered, resumed_run empty): the
+// intent a pass writes before it re-spawns the agent. An answer delivered
+// and settled meanwhile (by another re-spawn of the same pass) gets none,
+// which would outlive it and report it resumed a second time.
+func (d *DB) AddDeliveryIntent(ctx context.Context, id int64) error {
+	_, err := d.db.ExecContext(ctx, `INSERT INTO resume_intents (ask_id, created_at)
+		SELECT CAST(? AS BIGINT), CAST(? AS BIGINT) WHERE EXISTS (SELECT 1 FROM asks WHERE id = ? AND state = ? AND resumed_run = '')
+		ON CONFLICT DO NOTHING`,
+		id, nanos(d.now()), id, AskAnswered)
 	return d.fail("record resume intent", err)
 }
 

@@ -725,7 +725,7 @@ func testResumeIntents(t *testing.T, be backend) {
 	a2, _, _ := db.CreateAsk(ctx, mailbox.Ask{Team: "t", Agent: "b", Run: "1", Kind: mailbox.KindQuestion, Question: "?"})
 	u, _, _ := db.CreateAsk(ctx, mailbox.Ask{Team: "u", Agent: "a", Run: "1", Kind: mailbox.KindQuestion, Question: "?"})
 	for _, id := range []int64{a2.ID, a1.ID, a1.ID, u.ID} { // a1 twice: insert if absent
-		if err := db.AddResumeIntent(ctx, id); err != nil {
+		if err := db.AddAnswerIntent(ctx, id); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -755,6 +755,19 @@ func testResumeIntents(t *testing.T, be backend) {
 	}
 	if got, err := db.ResumeIntents(ctx, "v"); err != nil || len(got) != 1 || got[0].AskID != v.ID {
 		t.Fatalf("claim intents of team v = %+v, %v; want the awaiting ask's alone", got, err)
+	}
+	// A delivery's intent is written only while its answer waits to be
+	// delivered: answered, not resumed.
+	if err := db.ClearResumeIntent(ctx, v.ID); err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []int64{v.ID, w.ID} {
+		if err := db.AddDeliveryIntent(ctx, id); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got, err := db.ResumeIntents(ctx, "v"); err != nil || len(got) != 1 || got[0].AskID != w.ID {
+		t.Fatalf("delivery intents of team v = %+v, %v; want the answered ask's alone", got, err)
 	}
 }
 

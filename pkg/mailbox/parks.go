@@ -118,3 +118,22 @@ func (d *DB) ReleasePark(ctx context.Context, a Agent, run string) (bool, error)
 	n, err := res.RowsAffected()
 	return n == 1, d.fail("release the agent's park", err)
 }
+
+// RestorePark puts agent a's park back on launch run, the launch of its
+// park's end, when run never ran: it was called off in its host's queue
+// (its record is exited with no process and no exit code). Recording that
+// launch ended the park; without the park back, nothing would re-spawn
+// the agent. It reports whether it did.
+func (d *DB) RestorePark(ctx context.Context, a Agent, run string) (bool, error) {
+	if a.ParkedUntil == nil {
+		return false, nil
+	}
+	res, err := d.db.ExecContext(ctx, `UPDATE agents SET parked_until = ?, park_backoff_ms = ?, park_claim = '', park_claimed_at = NULL
+		WHERE team = ? AND name = ? AND run = ? AND state = ? AND pid = 0 AND exit_code IS NULL AND parked_until IS NULL`,
+		nanos(*a.ParkedUntil), a.ParkBackoff.Milliseconds(), a.Team, a.Name, run, StateExited)
+	if err != nil {
+		return false, d.fail("restore the agent's park", err)
+	}
+	n, err := res.RowsAffected()
+	return n == 1, d.fail("restore the agent's park", err)
+}
