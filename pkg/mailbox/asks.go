@@ -56,6 +56,21 @@ type Ask struct {
 	BudgetRun string `json:"budget_run,omitempty"`
 }
 
+// MarshalJSON writes answered_at as null while the ask awaits its answer,
+// as every absent time of the JSON contract is (read_at, ended_at…).
+func (a Ask) MarshalJSON() ([]byte, error) {
+	type plain Ask
+	var answered *time.Time
+	if !a.AnsweredAt.IsZero() {
+		t := a.AnsweredAt.UTC()
+		answered = &t
+	}
+	return marshalNoEscape(struct {
+		plain
+		AnsweredAt *time.Time `json:"answered_at"`
+	}{plain(a), answered})
+}
+
 // Decision is what a human said.
 type Decision struct {
 	Answer    string

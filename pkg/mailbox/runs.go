@@ -158,13 +158,15 @@ func (d *DB) SessionTokens(ctx context.Context, team, name, session string) (Tok
 type Usage struct {
 	Tokens  Tokens
 	CostUSD *float64
+	// StartedAt is when the run's supervisor started it.
+	StartedAt time.Time
 }
 
 // LatestUsage returns what each agent's latest run in team used, by agent
 // name (absent for an agent whose run has no record): spawn list's TOKENS
 // and COST for a fleet, without the rest of each run's record.
 func (d *DB) LatestUsage(ctx context.Context, team string) (map[string]Usage, error) {
-	rows, err := d.db.QueryContext(ctx, `SELECT a.name, r.tokens_input, r.tokens_output, r.tokens_cache_read, r.tokens_cache_write, r.cost_usd
+	rows, err := d.db.QueryContext(ctx, `SELECT a.name, r.tokens_input, r.tokens_output, r.tokens_cache_read, r.tokens_cache_write, r.cost_usd, r.started_at
 		FROM runs r JOIN agents a ON a.team = r.team AND a.run = r.run WHERE r.team = ?`, team)
 	if err != nil {
 		return nil, d.fail("list runs", err)
@@ -175,9 +177,11 @@ func (d *DB) LatestUsage(ctx context.Context, team string) (map[string]Usage, er
 		var name string
 		var u Usage
 		var cost sql.NullFloat64
-		if err := rows.Scan(&name, &u.Tokens.Input, &u.Tokens.Output, &u.Tokens.CacheRead, &u.Tokens.CacheWrite, &cost); err != nil {
+		var started sql.NullInt64
+		if err := rows.Scan(&name, &u.Tokens.Input, &u.Tokens.Output, &u.Tokens.CacheRead, &u.Tokens.CacheWrite, &cost, &started); err != nil {
 			return nil, d.fail("list runs", err)
 		}
+		u.StartedAt = fromNanos(started)
 		if cost.Valid {
 			u.CostUSD = &cost.Float64
 		}

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"strconv"
 	"strings"
@@ -194,6 +195,11 @@ func (o *listOptions) print(ctx context.Context, env *command.Env, db *mailbox.D
 			if r, ok := latest[e.Name]; ok {
 				l.Tokens, l.CostUSD = r.Tokens, r.CostUSD
 			}
+			l.StartedAt = nil
+			if t := startedOf(e, latest); !t.IsZero() {
+				t = t.UTC()
+				l.StartedAt = &t
+			}
 			if err := command.JSON(out, l); err != nil {
 				return err
 			}
@@ -216,8 +222,8 @@ func (o *listOptions) print(ctx context.Context, env *command.Env, db *mailbox.D
 				pid = strconv.Itoa(a.PID)
 			}
 		}
-		if !e.Started.IsZero() {
-			started = command.FormatTime(e.Started)
+		if t := startedOf(e, latest); !t.IsZero() {
+			started = command.FormatTime(t)
 		}
 		active := "-"
 		if d, ok := roster.Silence(e.Agent, e.State, here); ok {
@@ -283,6 +289,19 @@ func (o *listOptions) watch(ctx context.Context, env *command.Env, db *mailbox.D
 	}
 }
 
+// startedOf is when e's current run started: its run record's start (a
+// queued run starts when a slot frees, not when its id was made), zero for
+// a run still queued; the time in its run id for a run without a record.
+func startedOf(e roster.Entry, latest map[string]mailbox.Usage) time.Time {
+	if e.State == roster.Queued {
+		return time.Time{}
+	}
+	if r, ok := latest[e.Name]; ok && !r.StartedAt.IsZero() {
+		return r.StartedAt
+	}
+	return e.Started
+}
+
 func toListed(team string, e roster.Entry, now time.Time) listed {
 	l := listed{Team: team, Name: e.Name, State: e.State, Detail: e.Detail, Unread: e.Unread.Count}
 	if a := e.Agent; a != nil {
@@ -344,8 +363,17 @@ func (o *logOptions) run(ctx context.Context, env *command.Env, db *mailbox.DB) 
 		return err
 	}
 	f, err := os.Open(a.Log)
+	if errors.Is(err, fs.ErrNotExist) && o.Follow {
+		// A queued run (or one whose supervisor is starting) has no log
+		// yet: --follow waits for it, as it waits for the run's end.
+		f, a, err = o.waitLog(ctx, db, a)
+	}
 	if err != nil {
-		return command.WithHint(fmt.Errorf("agent %s/%s run %s: %w", team, name, a.Run, err), "the log may have been pruned (inbox prune)")
+		hint := "the log may have been pruned (inbox prune)"
+		if a.State == mailbox.StateQueued || a.State == mailbox.StateStarting {
+			hint = "the run has not started yet (" + a.State + "); --follow waits for it"
+		}
+		return command.WithHint(fmt.Errorf("agent %s/%s run %s: %w", team, name, a.Run, err), hint)
 	}
 	defer f.Close()
 	if _, err := io.Copy(env.Stdout, f); err != nil {
@@ -355,6 +383,35 @@ func (o *logOptions) run(ctx context.Context, env *command.Env, db *mailbox.DB) 
 		return nil
 	}
 	return follow(ctx, db, f, a, env.Stdout, o.Host)
+}
+
+// waitLog waits for the log of a's run, while that run waits in the queue
+// or is being started; it returns the log opened and the agent's record
+// (the latest run's, should a later launch replace it meanwhile).
+func (o *logOptions) waitLog(ctx context.Context, db *mailbox.DB, a mailbox.Agent) (*os.File, mailbox.Agent, error) {
+	t := time.NewTicker(followPoll)
+	defer t.Stop()
+	for {
+		f, err := os.Open(a.Log)
+		if !errors.Is(err, fs.ErrNotExist) {
+			return f, a, err
+		}
+		here, herr := roster.At(ctx, db, o.Host)
+		if herr != nil {
+			return nil, a, herr
+		}
+		if state, _ := roster.State(&a, nil, here); state != roster.Queued && state != roster.Starting {
+			return nil, a, err
+		}
+		select {
+		case <-ctx.Done():
+			return nil, a, ctx.Err()
+		case <-t.C:
+		}
+		if a, err = db.Agent(ctx, a.Team, a.Name); err != nil {
+			return nil, a, err
+		}
+	}
 }
 
 // follow copies what is appended to f until a's run ends (its supervisor

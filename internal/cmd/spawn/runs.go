@@ -3,6 +3,7 @@ package spawn
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -12,6 +13,7 @@ import (
 	"github.com/teamkit/teamkit/internal/command"
 	"github.com/teamkit/teamkit/pkg/launch"
 	"github.com/teamkit/teamkit/pkg/mailbox"
+	"github.com/teamkit/teamkit/pkg/roster"
 	"github.com/teamkit/teamkit/pkg/text"
 )
 
@@ -42,6 +44,8 @@ type runsOptions struct {
 	Since      time.Time
 	JSON       bool
 	RunsDir    string
+	// Host names this host, where a run without an end is judged.
+	Host string
 }
 
 func runRuns(c *cli.Context, env *command.Env) error {
@@ -57,8 +61,11 @@ func parseRuns(c *cli.Context, env *command.Env) (*runsOptions, error) {
 	if err != nil {
 		return nil, err
 	}
-	o := &runsOptions{Team: team, JSON: c.Bool("json"), RunsDir: command.RunsDir(c, env)}
+	o := &runsOptions{Team: team, JSON: c.Bool("json"), RunsDir: command.RunsDir(c, env), Host: roster.HostName(env.Getenv)}
 	if len(rest) > 0 {
+		if err := command.CheckName("agent", rest[0]); err != nil {
+			return nil, err
+		}
 		o.Name, rest = rest[0], rest[1:]
 	}
 	if len(rest) > 0 {
@@ -95,13 +102,17 @@ func (o *runsOptions) run(ctx context.Context, env *command.Env, db *mailbox.DB)
 	}
 	perAgent := map[string]*total{}
 	var all total
+	unended, err := o.unended(ctx, db, runs)
+	if err != nil {
+		return err
+	}
 	for _, r := range runs {
 		end, took := r.End, "-"
 		if r.EndedAt != nil {
 			took = r.EndedAt.Sub(r.StartedAt).Round(time.Second).String()
 		}
 		if end == "" {
-			end = "running"
+			end = unended(r)
 		}
 		detail := r.Detail
 		if r.ResetsAt != nil {
@@ -145,6 +156,40 @@ func (o *runsOptions) run(ctx context.Context, env *command.Env, db *mailbox.DB)
 		line("team "+team, &all)
 	}
 	return nil
+}
+
+// unended returns what END says of a run with no end recorded: "running"
+// while spawn list would call its agent running (ready, starting), else
+// the state spawn list shows (lost, exited…): a run whose machine died
+// never records its end. A run its agent has since left for a later one
+// is "lost".
+func (o *runsOptions) unended(ctx context.Context, db *mailbox.DB, runs []mailbox.RunRecord) (func(mailbox.RunRecord) string, error) {
+	agents := map[string]*mailbox.Agent{}
+	var here roster.Here
+	if slices.ContainsFunc(runs, func(r mailbox.RunRecord) bool { return r.End == "" }) {
+		list, err := db.AgentsWithoutTasks(ctx, o.Team)
+		if err != nil {
+			return nil, err
+		}
+		for i := range list {
+			agents[list[i].Name] = &list[i]
+		}
+		if here, err = roster.At(ctx, db, o.Host); err != nil {
+			return nil, err
+		}
+	}
+	return func(r mailbox.RunRecord) string {
+		a := agents[r.Name]
+		if a == nil || a.Run != r.Run {
+			return roster.Lost
+		}
+		switch s, _ := roster.State(a, nil, here); s {
+		case roster.Running, roster.Ready, roster.Starting:
+			return "running"
+		default:
+			return s
+		}
+	}, nil
 }
 
 // tokensOf is a token count as the tables show it: 950, 12.3k, 4.5M.
