@@ -313,8 +313,15 @@ func listenOnce(ctx context.Context, d *DB, t topic, deadline time.Time, check f
 			if done, err = check(); err != nil || done {
 				return err
 			}
+			// The safety poll runs from the check, not from the last
+			// notification: others' (another inbox, another team, a
+			// heartbeat) must not put it off again and again.
+			poll := time.Now().Add(pgSafetyPoll)
 			for {
-				wait := pgSafetyPoll
+				wait := time.Until(poll)
+				if wait <= 0 {
+					break
+				}
 				if !deadline.IsZero() {
 					left := time.Until(deadline)
 					if left <= 0 {

@@ -1,0 +1,76 @@
+package mailbox_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/teamkit/teamkit/internal/pgtest"
+	"github.com/teamkit/teamkit/pkg/mailbox"
+)
+
+// TestPostgresWaitPollsUnderOtherTraffic: a message whose lease (a drain
+// killed after its claim) runs out is taken by an `inbox --wait` already
+// waiting on that inbox. Nothing is written when a lease runs out, so no
+// notification comes: the waiter's 5 s safety poll is what finds it. Here
+// the team is busy — mail to another agent every 200 ms, as heartbeats and
+// other agents' mail come in a team of a few agents — and each of those
+// notifications, not this waiter's, must not put its safety poll off again.
+func TestPostgresWaitPollsUnderOtherTraffic(t *testing.T) {
+	u := pgtest.URL(t)
+	ctx := context.Background()
+	db := open(t, u, nil)
+	m := send(t, db, "t", "lead", "w", "task")
+	// The state a drain SIGKILLed after its claim leaves: leased for 2 s.
+	r := raw(t, u)
+	if _, err := r.Exec(`UPDATE messages SET claim_token = 1, lease_until = ? WHERE id = ?`,
+		time.Now().Add(2*time.Second).UnixNano(), m.ID); err != nil {
+		t.Fatal(err)
+	}
+
+	stop := make(chan struct{})
+	noise := make(chan error, 1)
+	go func() {
+		other := open(t, u, nil)
+		tick := time.NewTicker(200 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			select {
+			case <-stop:
+				noise <- nil
+				return
+			case <-tick.C:
+			}
+			if _, err := other.Send(ctx, mailbox.Message{Team: "t", From: "lead", To: "x", Body: "busy"}); err != nil {
+				noise <- err
+				return
+			}
+		}
+	}()
+	defer func() {
+		close(stop)
+		if err := <-noise; err != nil {
+			t.Error(err)
+		}
+	}()
+
+	waiter := open(t, u, nil)
+	var got []mailbox.Message
+	began := time.Now()
+	// Lease 2 s + safety poll 5 s: the message is the waiter's within ~7 s.
+	// The wait's deadline is a minute, when it checks one last time: the
+	// message must come well before that.
+	ok, err := waiter.WatchInbox(ctx, "t", "w", began.Add(time.Minute), func() (bool, error) {
+		msgs, err := waiter.Drain(ctx, "t", "w", 0, keep(&got))
+		return len(msgs) > 0, err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	took := time.Since(began)
+	if !ok || took > 30*time.Second {
+		t.Fatalf("the wait on t/w got message %d (%v) only after %s, its lease having run out 2 s in: other recipients' notifications kept putting its safety poll off until the deadline",
+			m.ID, ok, took.Round(time.Second))
+	}
+	t.Logf("got message %d after %s", got[0].ID, took.Round(100*time.Millisecond))
+}
