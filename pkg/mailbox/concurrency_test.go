@@ -484,19 +484,7 @@ func crashedDrains(t *testing.T, path string, envs [][]string, l crashLoad) {
 
 	// Whatever is left: the messages of the last killed drains come back
 	// as their leases run out (--wait sees them on its safety poll).
-	for unread(t, path) > 0 {
-		out, err := exec.Command(bin, "drain", "crew", "w", "--json", "--db", path, "--wait", "1m", "--lease", crashLease).Output()
-		if err != nil {
-			t.Fatalf("final drain: %v", err)
-		}
-		ids, err := parseDrain(out, false)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, id := range ids {
-			clean[id]++
-		}
-	}
+	drainRest(t, bin, path, clean, "--lease", crashLease)
 
 	want = append(want, sentIDs...)
 	if len(want) != seeded+perSend {
@@ -532,4 +520,24 @@ func crashedDrains(t *testing.T, path string, envs [][]string, l crashLoad) {
 	}
 	t.Logf("%d messages, %d clean drains, %d killed drains (%d after printing part or all of a batch), %d repeated deliveries (all after a kill)",
 		len(want), cleanRuns, killedRuns, killedMidBatch, repeats)
+}
+
+// drainRest drains crew/w of path with the inbox binary bin until nothing
+// is unread (each drain waiting out leases for up to a minute), counting
+// each message's deliveries in seen.
+func drainRest(t *testing.T, bin, path string, seen map[int64]int, args ...string) {
+	t.Helper()
+	for unread(t, path) > 0 {
+		out, err := exec.Command(bin, append([]string{"drain", "crew", "w", "--json", "--db", path, "--wait", "1m"}, args...)...).Output()
+		if err != nil {
+			t.Fatalf("drain what is left: %v", err)
+		}
+		ids, err := parseDrain(out, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, id := range ids {
+			seen[id]++
+		}
+	}
 }

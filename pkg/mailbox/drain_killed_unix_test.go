@@ -75,19 +75,7 @@ func TestDrainKilledBeforeOutputNeverLoses(t *testing.T) {
 	}
 	// The lease runs out and the next drain gets them all, once.
 	seen := map[int64]int{}
-	for unread(t, path) > 0 {
-		out, err := exec.Command(bin, "drain", "crew", "w", "--json", "--db", path, "--wait", "1m").Output()
-		if err != nil {
-			t.Fatalf("drain after the kill: %v", err)
-		}
-		ids, err := parseDrain(out, false)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, id := range ids {
-			seen[id]++
-		}
-	}
+	drainRest(t, bin, path, seen)
 	for _, id := range want {
 		if seen[id] != 1 {
 			t.Fatalf("message %d delivered %d times after the kill, want once", id, seen[id])
