@@ -177,12 +177,13 @@ func hostAgents(ctx context.Context, db rowsQuerier, host string) ([]Agent, erro
 	}
 	defer rows.Close()
 	var out []Agent
+	var n nullAgent
+	dest := n.dest()
 	for rows.Next() {
-		var n nullAgent
-		if err := rows.Scan(n.dest()...); err != nil {
+		if err := rows.Scan(dest...); err != nil {
 			return nil, err
 		}
-		out = append(out, *n.agent())
+		out = append(out, n.agent())
 	}
 	return out, rows.Err()
 }

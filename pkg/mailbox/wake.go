@@ -41,7 +41,7 @@ func (d *DB) WakeCandidates(ctx context.Context, team string) ([]WakeCandidate, 
 		if err := rows.Scan(append(n.dest(), &c.Newest, &c.Covered)...); err != nil {
 			return nil, d.fail("list agents to wake", err)
 		}
-		c.Agent = *n.agent()
+		c.Agent = n.agent()
 		out = append(out, c)
 	}
 	return out, d.fail("list agents to wake", rows.Err())

@@ -23,6 +23,7 @@ import (
 	"os"
 	"sort"
 	"strconv"
+	"sync/atomic"
 	"time"
 
 	"github.com/teamkit/teamkit/pkg/mailbox"
@@ -75,6 +76,9 @@ type Here struct {
 	// Now is the database's clock (At), the one heartbeats are written
 	// with, never this host's own: hosts' clocks drift apart.
 	Now time.Time
+	// alive holds liveness already read for local identities (Team reads
+	// a fleet's at once); Judge reads any other itself.
+	alive map[proc.Identity]bool
 }
 
 // At is the point of view of host, now by db's clock (mailbox.DB.Now).
@@ -121,7 +125,12 @@ func Judge(a mailbox.Agent, here Here) Liveness {
 		}
 		return Liveness{Live: true, Detail: "host=" + a.Host}
 	}
-	return Liveness{Live: Identity(a).Alive(), Local: true, Detail: fmt.Sprintf("pid=%d", a.PID)}
+	id := Identity(a)
+	live, ok := here.alive[id]
+	if !ok {
+		live = id.Alive()
+	}
+	return Liveness{Live: live, Local: true, Detail: "pid=" + strconv.Itoa(a.PID)}
 }
 
 // Holds reports whether a's run takes one of its host's slots, as the cap
@@ -290,30 +299,47 @@ type Entry struct {
 	Ask    *mailbox.Ask
 	// Started is when the current run was launched (zero if unknown).
 	Started time.Time
+	// Usage is what the current run has used, as its run record says;
+	// HasUsage is false for a run without a record.
+	Usage    mailbox.Usage
+	HasUsage bool
 }
 
 // Team lists every agent recorded in team, and every name holding unread
-// mail that was never spawned, by name. The agents' tasks are not read
-// (Agent.Task is ""; mailbox.DB.AgentsWithoutTasks).
+// mail that was never spawned, by name, each with its current run's usage.
+// The agents' tasks are not read (Agent.Task is "";
+// mailbox.DB.AgentsWithoutTasks).
+//
+// The liveness of the team's local runs, a /proc read or a system call
+// each, is read on two goroutines at once, one of them while the rest of
+// the roster is queried: at fleet size the reads were a quarter of a
+// listing.
 func Team(ctx context.Context, db *mailbox.DB, team string, here Here) ([]Entry, error) {
 	agents, err := db.AgentsWithoutTasks(ctx, team)
 	if err != nil {
 		return nil, err
 	}
-	unread, err := db.UnreadByRecipient(ctx, team)
+	j := newJudging(agents, here)
+	done := make(chan struct{})
+	if len(j.ids) >= judgeAside {
+		go func() { j.work(); close(done) }()
+	} else {
+		close(done)
+	}
+	unread, asks, usage, err := teamRecords(ctx, db, team)
+	j.work()
+	<-done
+	here.alive = j.answers()
 	if err != nil {
 		return nil, err
 	}
-	asks, err := OpenAsks(ctx, db, team)
-	if err != nil {
-		return nil, err
-	}
-	var out []Entry
-	seen := map[string]bool{}
+	out := make([]Entry, 0, len(agents)+len(unread))
+	seen := make(map[string]bool, len(agents))
 	for i := range agents {
 		a := &agents[i]
 		seen[a.Name] = true
 		e := Entry{Name: a.Name, Agent: a, Unread: unread[a.Name], Ask: asks[a.Name], Started: RunStarted(a.Run)}
+		e.Usage, e.HasUsage = usage[a.Name]
 		e.State, e.Detail = State(a, e.Ask, here)
 		out = append(out, e)
 	}
@@ -324,6 +350,70 @@ func Team(ctx context.Context, db *mailbox.DB, team string, here Here) ([]Entry,
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out, nil
+}
+
+// teamRecords reads the rest of team's roster: unread mail and open asks
+// by recipient, and the usage of each agent's current run.
+func teamRecords(ctx context.Context, db *mailbox.DB, team string) (map[string]mailbox.Unread, map[string]*mailbox.Ask, map[string]mailbox.Usage, error) {
+	unread, err := db.UnreadByRecipient(ctx, team)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	asks, err := OpenAsks(ctx, db, team)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	usage, err := db.LatestUsage(ctx, team)
+	return unread, asks, usage, err
+}
+
+// judgeAside is how many runs to judge make a second goroutine worth its
+// start: below it, the reads take less time than waking another thread.
+const judgeAside = 16
+
+// judging is the liveness of a team's local runs, read by Team on two
+// goroutines at once, each taking the next identity not yet taken.
+type judging struct {
+	ids  []proc.Identity
+	live []bool
+	next atomic.Int64
+}
+
+func newJudging(agents []mailbox.Agent, here Here) *judging {
+	j := &judging{}
+	for _, a := range agents {
+		if judgedHere(a, here) {
+			j.ids = append(j.ids, Identity(a))
+		}
+	}
+	j.live = make([]bool, len(j.ids))
+	return j
+}
+
+func (j *judging) work() {
+	for i := int(j.next.Add(1) - 1); i < len(j.ids); i = int(j.next.Add(1) - 1) {
+		j.live[i] = j.ids[i].Alive()
+	}
+}
+
+// answers is every identity's liveness, once both have done their work.
+func (j *judging) answers() map[proc.Identity]bool {
+	alive := make(map[proc.Identity]bool, len(j.ids))
+	for i, id := range j.ids {
+		alive[id] = j.live[i]
+	}
+	return alive
+}
+
+// judgedHere reports whether State judges a's run by its supervisor's
+// identity on here's host: a local run with a pid, recorded as neither
+// ended nor queued.
+func judgedHere(a mailbox.Agent, here Here) bool {
+	switch a.State {
+	case mailbox.StateExited, mailbox.StateFailed, mailbox.StateQueued:
+		return false
+	}
+	return a.PID > 0 && Local(a, here)
 }
 
 // RunLayout is the time prefix of a run id (spawn.NewRun): a run says when

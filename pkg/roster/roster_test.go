@@ -1,8 +1,10 @@
 package roster_test
 
 import (
+	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -219,6 +221,59 @@ func TestAge(t *testing.T) {
 	} {
 		if got := roster.Age(d); got != want {
 			t.Errorf("Age(%v) = %q, want %q", d, got, want)
+		}
+	}
+}
+
+// Team judges a fleet's local runs on two goroutines at once: each run
+// still gets its own supervisor's answer, whichever goroutine read it.
+func TestTeamJudgesAFleet(t *testing.T) {
+	ctx := context.Background()
+	db, err := mailbox.Open(ctx, filepath.Join(t.TempDir(), "m.db"), mailbox.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	self, err := proc.Self()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{}
+	for i := range 60 {
+		a := mailbox.Agent{Team: "fleet", Name: fmt.Sprintf("a%02d", i), Type: "t", Run: fmt.Sprintf("r%d", i),
+			State: mailbox.StateRunning, Host: "here", PID: self.PID, PIDStart: self.Start, BootID: self.Boot}
+		switch i % 3 {
+		case 0:
+			want[a.Name] = fmt.Sprintf("running pid=%d", self.PID)
+		case 1: // the same pid, another process's start: not its supervisor
+			a.PIDStart++
+			want[a.Name] = fmt.Sprintf("lost pid=%d", self.PID)
+		case 2:
+			a.State = mailbox.StateReady
+			want[a.Name] = fmt.Sprintf("ready pid=%d", self.PID)
+		}
+		if err := db.RecordLaunch(ctx, a); err != nil {
+			t.Fatal(err)
+		}
+	}
+	here, err := roster.At(ctx, db, "here")
+	if err != nil {
+		t.Fatal(err)
+	}
+	entries, err := roster.Team(ctx, db, "fleet", here)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(entries) != len(want) {
+		t.Fatalf("Team listed %d agents, want %d", len(entries), len(want))
+	}
+	for _, e := range entries {
+		got := e.State
+		if e.Detail != "" {
+			got += " " + e.Detail
+		}
+		if got != want[e.Name] {
+			t.Errorf("%s: %q, want %q", e.Name, got, want[e.Name])
 		}
 	}
 }

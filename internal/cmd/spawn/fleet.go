@@ -183,20 +183,16 @@ func (o *listOptions) print(ctx context.Context, env *command.Env, db *mailbox.D
 	if len(entries) == 0 && !o.Watch {
 		command.NoteUnknownTeam(ctx, env, "spawn", db, team)
 	}
-	latest, err := db.LatestUsage(ctx, team)
-	if err != nil {
-		return err
-	}
 	now := env.Now()
 	if o.JSON {
 		out := bufio.NewWriter(w) // one write, not one per agent
 		for _, e := range entries {
 			l := toListed(team, e, now)
-			if r, ok := latest[e.Name]; ok {
-				l.Tokens, l.CostUSD = r.Tokens, r.CostUSD
+			if e.HasUsage {
+				l.Tokens, l.CostUSD = e.Usage.Tokens, e.Usage.CostUSD
 			}
 			l.StartedAt = nil
-			if t := startedOf(e, latest); !t.IsZero() {
+			if t := startedOf(e); !t.IsZero() {
 				t = t.UTC()
 				l.StartedAt = &t
 			}
@@ -222,7 +218,7 @@ func (o *listOptions) print(ctx context.Context, env *command.Env, db *mailbox.D
 				pid = strconv.Itoa(a.PID)
 			}
 		}
-		if t := startedOf(e, latest); !t.IsZero() {
+		if t := startedOf(e); !t.IsZero() {
 			started = command.FormatTime(t)
 		}
 		active := "-"
@@ -238,8 +234,8 @@ func (o *listOptions) print(ctx context.Context, env *command.Env, db *mailbox.D
 			ask = fmt.Sprintf("%d %s", e.Ask.ID, env.Show(text.FirstLine(e.Ask.Question, 40)))
 		}
 		tokens, cost := "-", "-"
-		if r, ok := latest[e.Name]; ok {
-			tokens, cost = tokensOf(r.Tokens), costOf(r.CostUSD)
+		if e.HasUsage {
+			tokens, cost = tokensOf(e.Usage.Tokens), costOf(e.Usage.CostUSD)
 		}
 		tw.Row(e.Name, typ, state, pid, started, active, strconv.Itoa(e.Unread.Count), oldest, ask, tokens, cost, log)
 	}
@@ -292,12 +288,12 @@ func (o *listOptions) watch(ctx context.Context, env *command.Env, db *mailbox.D
 // startedOf is when e's current run started: its run record's start (a
 // queued run starts when a slot frees, not when its id was made), zero for
 // a run still queued; the time in its run id for a run without a record.
-func startedOf(e roster.Entry, latest map[string]mailbox.Usage) time.Time {
+func startedOf(e roster.Entry) time.Time {
 	if e.State == roster.Queued {
 		return time.Time{}
 	}
-	if r, ok := latest[e.Name]; ok && !r.StartedAt.IsZero() {
-		return r.StartedAt
+	if e.HasUsage && !e.Usage.StartedAt.IsZero() {
+		return e.Usage.StartedAt
 	}
 	return e.Started
 }
