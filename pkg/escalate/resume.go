@@ -107,7 +107,7 @@ type Resumed struct {
 	Status       string  `json:"status"` // the spawn status, or "recovered" (launched by a pass that crashed)
 	AfterSeconds float64 `json:"after_seconds"`
 	Run          string  `json:"run"`
-	ExitCode     *int    `json:"exit_code,omitempty"`
+	ExitCode     *int    `json:"exit_code"`
 	Log          string  `json:"log,omitempty"`
 	// Parked is the run whose park this re-spawn ended (Kind KindPark; no
 	// ask), "" for an answer's.

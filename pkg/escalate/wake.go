@@ -33,7 +33,7 @@ type Woke struct {
 	Status       string  `json:"status"`
 	AfterSeconds float64 `json:"after_seconds"`
 	Run          string  `json:"run"`
-	ExitCode     *int    `json:"exit_code,omitempty"`
+	ExitCode     *int    `json:"exit_code"`
 	Log          string  `json:"log,omitempty"`
 }
 
