@@ -192,6 +192,25 @@ func stampHolds(teamDir string, agents []fs.DirEntry) bool {
 	return true
 }
 
+// unreadableAfter is how old a spool file that holds neither an exit code
+// nor a spooled end must be before a look sets it aside: a supervisor of an
+// older teamkit wrote its file in place, and a look may read it half
+// written.
+const unreadableAfter = time.Minute
+
+// setAside renames the spool file f, which holds no end a look can read
+// (empty, cut short, not JSON), to f+".unreadable", where no look reads it
+// again and a person still can, and reports whether it did. Left in place
+// it would keep every look from stamping the team, so that each read every
+// agent's directory again, for ever.
+func setAside(f string) bool {
+	info, err := os.Stat(f)
+	if err != nil || time.Since(info.ModTime()) < unreadableAfter {
+		return false
+	}
+	return os.Rename(f, f+".unreadable") == nil
+}
+
 // recordSpooled records the end spooled in file f and removes f, and
 // reports whether it did.
 func recordSpooled(ctx context.Context, db *mailbox.DB, team, f string) bool {
@@ -203,7 +222,7 @@ func recordSpooled(ctx context.Context, db *mailbox.DB, team, f string) bool {
 	if code, err := strconv.Atoi(strings.TrimSpace(string(data))); err == nil {
 		s.ExitCode = code
 	} else if json.Unmarshal(data, &s) != nil {
-		return false
+		return setAside(f)
 	}
 	name, run := filepath.Base(filepath.Dir(f)), strings.TrimSuffix(filepath.Base(f), ".exit")
 	if s.CrashedAt != nil {

@@ -164,3 +164,58 @@ func TestSpoolStamp(t *testing.T) {
 		t.Fatalf("a look that left an end unrecorded stamped the team: %v", err)
 	}
 }
+
+// A spool file that holds no end a look can read is set aside once it is a
+// minute old (an older teamkit's supervisor wrote in place, so a younger
+// one may be half written): left, it kept every look from stamping.
+func TestSpoolUnreadableSetAside(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	db, err := mailbox.Open(ctx, filepath.Join(dir, "mail.db"), mailbox.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	runs := filepath.Join(dir, "runs")
+	agentDir := filepath.Join(runs, "t", "w1")
+	if err := os.MkdirAll(agentDir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	stamp := filepath.Join(runs, "t", nothingSpooled)
+	empty, cut := SpoolPath(agentDir, "r1"), SpoolPath(agentDir, "r2")
+	for _, f := range []string{empty, cut} {
+		if err := os.WriteFile(f, []byte(map[string]string{empty: "", cut: `{"exit_code":`}[f]), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	// Young: perhaps still being written. Both stay; no stamp.
+	RecordSpooled(ctx, db, runs, "t")
+	for _, f := range []string{empty, cut} {
+		if _, err := os.Stat(f); err != nil {
+			t.Fatalf("a young unreadable spool file went: %v", err)
+		}
+	}
+	if _, err := os.Stat(stamp); !os.IsNotExist(err) {
+		t.Fatalf("a look that left unread files stamped the team: %v", err)
+	}
+
+	old := time.Now().Add(-2 * unreadableAfter)
+	for _, f := range []string{empty, cut} {
+		if err := os.Chtimes(f, old, old); err != nil {
+			t.Fatal(err)
+		}
+	}
+	RecordSpooled(ctx, db, runs, "t")
+	for _, f := range []string{empty, cut} {
+		if _, err := os.Stat(f); !os.IsNotExist(err) {
+			t.Fatalf("an old unreadable spool file stayed where looks read it: %v", err)
+		}
+		if _, err := os.Stat(f + ".unreadable"); err != nil {
+			t.Fatalf("an unreadable spool file was not kept aside: %v", err)
+		}
+	}
+	if _, err := os.Stat(stamp); err != nil {
+		t.Fatalf("the look that set the files aside left no stamp: %v", err)
+	}
+}
