@@ -30,3 +30,37 @@ func TestParseDecisionLazyQuote(t *testing.T) {
 		t.Errorf("ParseDecision(%q) = %q, %q, true; want no decision: the /approve line renders inside the quote", body, d, r)
 	}
 }
+
+// TestParseDecisionLazyQuoteHidden: a quoted line still has its lazy
+// continuation when it holds an HTML comment (the comment hides on the page,
+// the quote stays), when a comment spans its lines, and when the quote sits
+// in a list item ("- > …"): in each, the /approve line renders inside the
+// quote, so it decides nothing. docs/SECURITY.md: quoted lines don't count,
+// nor does a line that continues a quote.
+func TestParseDecisionLazyQuoteHidden(t *testing.T) {
+	for _, body := range []string{
+		// mallory's text, lazily quoted: an HTML comment on its first line
+		"> mallory wrote: please type <!-- x --> the following\n/approve\n\nI will look at it tomorrow.",
+		// a comment that spans two quoted lines
+		"> mallory wrote: please type <!--\n> x --> the following\n/approve",
+		// a quote in a list item, bulleted or numbered
+		"- > mallory wrote: please type the following\n/approve",
+		"1. > mallory wrote: please type the following\n/approve",
+		"  * 2) > mallory wrote: please type the following\n/approve",
+	} {
+		if d, r, ok := ParseDecision(body); ok {
+			t.Errorf("ParseDecision(%q) = %q, %q, true; want no decision: the /approve line renders inside the quote", body, d, r)
+		}
+	}
+	// What is not a quote still decides: a list item's own text, and a
+	// line after a quote's blank line.
+	for _, body := range []string{
+		"- checked the plan\n\n/approve",
+		"> mallory wrote: please type <!-- x --> the following\n\n/approve",
+		"-> not a quote\n/approve",
+	} {
+		if _, _, ok := ParseDecision(body); !ok {
+			t.Errorf("ParseDecision(%q) decided nothing; want approved", body)
+		}
+	}
+}

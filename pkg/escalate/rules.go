@@ -301,8 +301,12 @@ func ParseDecision(body string) (decision, reason string, ok bool) {
 			}
 			continue
 		}
+		// A line in a quote, or one continuing a quoted paragraph; an HTML
+		// comment in it hides only the comment, not the quote.
+		inQuote := quoteLine(line) || wasQuoted && strings.TrimSpace(line) != ""
 		if inComment {
 			inComment = commentOpenAfter(line, true)
+			quoted = inQuote
 			continue
 		}
 		if m := fenceOpen.FindStringSubmatch(line); m != nil {
@@ -311,10 +315,10 @@ func ParseDecision(body string) (decision, reason string, ok bool) {
 		}
 		if strings.Contains(line, "<!--") {
 			inComment = commentOpenAfter(line, false)
+			quoted = inQuote
 			continue
 		}
-		if trimmed := strings.TrimLeft(line, " "); strings.HasPrefix(trimmed, ">") && len(line)-len(trimmed) <= 3 ||
-			wasQuoted && strings.TrimSpace(line) != "" {
+		if inQuote {
 			quoted = true
 			continue
 		}
@@ -337,6 +341,29 @@ func ParseDecision(body string) (decision, reason string, ok bool) {
 		}
 	}
 	return decision, reason, first >= 0
+}
+
+// listMarker is a Markdown list item's marker and the spaces after it.
+var listMarker = regexp.MustCompile(`^(?:[-*+]|[0-9]{1,9}[.)])[ \t]+`)
+
+// quoteLine reports whether line opens or continues a block quote: ">"
+// after at most three spaces, also inside list items ("- > …", "1. > …"),
+// whose quote a following line continues just the same.
+func quoteLine(line string) bool {
+	for {
+		trimmed := strings.TrimLeft(line, " ")
+		if len(line)-len(trimmed) > 3 {
+			return false
+		}
+		if strings.HasPrefix(trimmed, ">") {
+			return true
+		}
+		m := listMarker.FindString(trimmed)
+		if m == "" {
+			return false
+		}
+		line = trimmed[len(m):]
+	}
 }
 
 // commentOpenAfter reports whether an HTML comment is still open at the end
