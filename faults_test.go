@@ -290,6 +290,19 @@ func corruptTable(ts *testscript.TestScript, neg bool, args []string) {
 	ts.Check(f.Close())
 }
 
+// dbExec runs "dbexec SQL" on the script's mailbox (TEAMKIT_DB), as any
+// program that can write it might: rows no teamkit command would write.
+func dbExec(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: dbexec SQL")
+	}
+	db, err := sql.Open(sqlDriver(ts.Getenv("TEAMKIT_DB")), ts.Getenv("TEAMKIT_DB"))
+	ts.Check(err)
+	defer db.Close()
+	_, err = db.Exec(args[0])
+	ts.Check(err)
+}
+
 // sqlDriver is the database/sql driver for a script's TEAMKIT_DB.
 func sqlDriver(db string) string {
 	if strings.HasPrefix(db, "postgres") {

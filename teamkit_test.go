@@ -229,6 +229,7 @@ func scriptParams(t *testing.T, dir string, files []string, postgres bool) tests
 			"pidns":        pidns,
 			"stalled":      stalled,
 			"fixture":      fixture,
+			"dbexec":       dbExec,
 			"corrupt":      corruptTable,
 			"dbdown":       dbOutage("dbdown"),
 			"dbup":         dbOutage("dbup"),

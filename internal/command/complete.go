@@ -14,6 +14,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/teamkit/teamkit/pkg/mailbox"
+	"github.com/teamkit/teamkit/pkg/names"
 )
 
 // CompleteFlag, as the last argument, asks a command for the words that may
@@ -182,9 +183,24 @@ func withMailbox(c *cli.Context, env *Env, f func(context.Context, *mailbox.DB) 
 }
 
 func teamWords(c *cli.Context, env *Env) []string {
-	return withMailbox(c, env, func(ctx context.Context, db *mailbox.DB) ([]string, error) {
+	return validNames("team", withMailbox(c, env, func(ctx context.Context, db *mailbox.DB) ([]string, error) {
 		return db.Teams(ctx, maxWords)
-	})
+	}))
+}
+
+// validNames keeps the words that are names teamkit accepts (names.Check).
+// Whoever can write the mailbox (an agent, another host of a shared one)
+// can store any text as a team or recipient, and bash's compgen -W
+// expands the words it offers, $(…) included: a word that is no name
+// would be run by the shell of the person pressing Tab.
+func validNames(kind string, words []string) []string {
+	out := words[:0]
+	for _, w := range words {
+		if names.Check(kind, w) == nil {
+			out = append(out, w)
+		}
+	}
+	return out
 }
 
 // maxWords bounds the teams, and the names of a team's mail, a Tab key
@@ -195,7 +211,7 @@ const maxWords = 200
 // to that were never spawned (a human, a lead: a drain's name as much as
 // an agent's), in name order.
 func agentWords(c *cli.Context, env *Env, team string, mail bool) []string {
-	return withMailbox(c, env, func(ctx context.Context, db *mailbox.DB) ([]string, error) {
+	return validNames("agent", withMailbox(c, env, func(ctx context.Context, db *mailbox.DB) ([]string, error) {
 		agents, err := db.AgentsWithoutTasks(ctx, team)
 		var out []string
 		if err == nil && mail {
@@ -209,5 +225,5 @@ func agentWords(c *cli.Context, env *Env, team string, mail bool) []string {
 		}
 		slices.Sort(out)
 		return slices.Compact(out), err
-	})
+	}))
 }
