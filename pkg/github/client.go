@@ -159,16 +159,30 @@ func (c *Client) BaseURL() string { return c.base.String() }
 // api.github.com).
 func (c *Client) Host() string { return c.host }
 
+// parseBaseURL reads the API base. Its errors never quote raw, whose user
+// info, query or fragment may hold a token (https://x-access-token:…@,
+// ?access_token=…): they show the URL without them, or none at all.
 func parseBaseURL(raw string) (*url.URL, error) {
 	u, err := url.Parse(raw)
 	if err != nil {
-		return nil, fmt.Errorf("github: invalid API base URL %q: %w", raw, err)
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			err = ue.Err // it quotes the URL whole
+		}
+		var esc url.EscapeError
+		if errors.As(err, &esc) {
+			err = errors.New("a '%' that starts no escape")
+		}
+		return nil, fmt.Errorf("github: invalid API base URL: it does not parse (%w)", err)
 	}
+	shown := *u
+	shown.User, shown.RawQuery, shown.ForceQuery, shown.Fragment, shown.RawFragment = nil, "", false, "", ""
 	if u.Scheme != "http" && u.Scheme != "https" || u.Host == "" {
-		return nil, fmt.Errorf("github: invalid API base URL %q: want http(s)://host[/path]", raw)
+		// Without a scheme and host, what it holds is not told apart.
+		return nil, errors.New("github: invalid API base URL: want http(s)://host[/path]")
 	}
 	if u.User != nil || u.RawQuery != "" || u.Fragment != "" {
-		return nil, fmt.Errorf("github: invalid API base URL %q: no credentials, query or fragment allowed", raw)
+		return nil, fmt.Errorf("github: invalid API base URL %q: no credentials, query or fragment allowed", shown.String())
 	}
 	u.Path = strings.TrimRight(u.Path, "/")
 	u.RawPath = ""

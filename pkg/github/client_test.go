@@ -796,3 +796,29 @@ func TestSilentServerTimesOut(t *testing.T) {
 		})
 	}
 }
+
+// TestBadBaseURLKeepsItsSecrets: a base URL refused for the credentials in
+// it (user info, or a query such as the old ?access_token=) is not quoted
+// back with them, nor is one that does not parse: the error is printed,
+// and ask records it on the ask in the mailbox (post_error).
+func TestBadBaseURLKeepsItsSecrets(t *testing.T) {
+	for _, u := range []string{
+		"https://x-access-token:ghp_secret1@api.github.com",
+		"https://ghp_secret1@ghe.example.com/api/v3",
+		"https://api.github.com/?access_token=ghp_secret1",
+		"https://api.github.com/#ghp_secret1",
+		"https://x:ghp_secret1@[::1/api",
+		"https://x:ghp_secret1@api.github.com:port/",
+		"ftp://x:ghp_secret1@api.github.com",
+		"ghp_secret1@api.github.com",
+	} {
+		_, err := github.New(github.Options{BaseURL: u, Token: "t"})
+		if err == nil {
+			t.Errorf("base %q accepted", u)
+			continue
+		}
+		if strings.Contains(err.Error(), "ghp_secret1") {
+			t.Errorf("base %q: error %q shows the secret", u, err)
+		}
+	}
+}
