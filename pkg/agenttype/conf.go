@@ -336,8 +336,10 @@ func Parse(file string, data []byte) (Conf, error) {
 			c.Output = value
 		case "offline_after":
 			secs, err := strconv.ParseUint(value, 10, 32)
-			if err != nil || secs == 0 || secs > uint64(MaxReadyTimeout/time.Second) {
-				return fail(n, fmt.Sprintf("offline_after=%q", value), "a whole number of seconds")
+			maxSecs := uint64(MaxReadyTimeout / time.Second)
+			if err != nil || secs == 0 || secs > maxSecs {
+				return fail(n, fmt.Sprintf("offline_after=%q", value),
+					fmt.Sprintf("a whole number of seconds from 1 to %d", maxSecs))
 			}
 			c.OfflineAfter = time.Duration(secs) * time.Second
 		case "stop_hook":

@@ -112,7 +112,7 @@ func TestParseErrors(t *testing.T) {
 		{"command=a {prompt}\nauth_env=", `t.conf:2: auth_env is empty; expected space-separated environment variable names, any one of which holds a key`},
 		{"command=a {prompt}\nauth_env=A-B", `t.conf:2: auth_env: "A-B" is not a valid environment variable name; expected space-separated environment variable names`},
 		{"command=a {prompt}\noffline_output=(", `t.conf:2: offline_output="("; expected a regular expression…`},
-		{"command=a {prompt}\noffline_after=0", `t.conf:2: offline_after="0"; expected a whole number of seconds`},
+		{"command=a {prompt}\noffline_after=0", `t.conf:2: offline_after="0"; expected a whole number of seconds from 1 to 86400`},
 		{"command=a {prompt}\n\n# c\njust words", `t.conf:4: line "just words" has no "="; expected key=value or a # comment`},
 		{"command=a {prompt}\n=x", `t.conf:2: empty key before "="; expected key=value`},
 		{"command=a {prompt}\nlaunch=tmux\nlaunch=tmux", `t.conf:3: duplicate key "launch" (first set on line 2); expected each key at most once`},
