@@ -6,7 +6,7 @@
 #
 # Each step says what it shows, then prints the command exactly as you
 # would type it (quotes included: paste it into your own shell after the
-# two export lines shown first), then runs it. Everything lives in a
+# export line shown first), then runs it. Everything lives in a
 # temporary directory, removed when the demo ends, however it ends.
 set -eu
 dir=$(mktemp -d "${TMPDIR:-/tmp}/teamkit-demo.XXXXXX")
