@@ -20,6 +20,51 @@ func ResumeKey(askID int64, intent time.Time) string {
 	return fmt.Sprintf("ask %d resume %d", askID, intent.UnixNano())
 }
 
+// answerLabel is the fence label of a's answer and, in words, where it was
+// given: the labels and places name only values teamkit checked.
+func answerLabel(a mailbox.Ask) (label fence.Label, where string) {
+	by := safeLogin(a.DecidedBy)
+	label = fence.Label{Source: "local answer (ask answer)", Where: "teamkit ask " + fmt.Sprint(a.ID), Author: by}
+	where = "locally, with `ask answer`"
+	switch {
+	case strings.HasPrefix(a.Source, SlackSourcePrefix):
+		channel, thread, reply := slackSource(a.Source)
+		where = fmt.Sprintf("in Slack (channel %s, thread %s)", channel, thread)
+		label = fence.Label{Source: "Slack thread reply", Where: fmt.Sprintf("channel %s thread %s reply %s", channel, thread, reply), Author: by}
+		if a.Kind == mailbox.KindApproval {
+			where = fmt.Sprintf("in Slack, with a reaction on the question (channel %s, message %s)", channel, thread)
+			label = fence.Label{Source: "Slack reaction", Where: fmt.Sprintf("channel %s message %s", channel, thread), Author: by}
+		}
+	case a.Source != SourceLocal:
+		url := safeURL(a.Source)
+		label = fence.Label{Source: "GitHub issue comment", Where: strings.TrimSpace(a.Issue + " " + url), Author: by}
+		where = "on GitHub (" + strings.TrimSpace(a.Issue+" "+url) + ")"
+		if a.Kind == mailbox.KindApproval && a.Source == a.CommentURL {
+			where = "on GitHub, with a reaction on the question (" + strings.TrimSpace(a.Issue+" "+url) + ")"
+		}
+	}
+	return label, where
+}
+
+// ForAgent is ask a as an agent may read it (ask and ask list inside a
+// run): its answer fenced as Fold fences it, and who decided and where
+// reduced to what Fold shows of them. An agent learns of its answer from
+// the briefing Fold makes; a look of its own at the asks must not hand it
+// a person's words unfenced.
+func ForAgent(a mailbox.Ask) mailbox.Ask {
+	if a.Answer != "" {
+		label, _ := answerLabel(a)
+		a.Answer = fence.Wrap(label, a.Answer)
+	}
+	if a.DecidedBy != "" {
+		a.DecidedBy = safeLogin(a.DecidedBy)
+	}
+	if a.Source != "" && a.Source != SourceLocal && !strings.HasPrefix(a.Source, SlackSourcePrefix) {
+		a.Source = safeURL(a.Source)
+	}
+	return a
+}
+
 // Fold is the task an agent is re-spawned with: its original task, then the
 // question it asked, then the answer. It is the one place where text a human
 // wrote (the answer, or an approval's reason) enters a briefing, and that
@@ -62,25 +107,7 @@ func Fold(task string, a mailbox.Ask, intent time.Time) string {
 	b.WriteString("\n\n")
 
 	by := safeLogin(a.DecidedBy)
-	label := fence.Label{Source: "local answer (ask answer)", Where: "teamkit ask " + fmt.Sprint(a.ID), Author: by}
-	where := "locally, with `ask answer`"
-	switch {
-	case strings.HasPrefix(a.Source, SlackSourcePrefix):
-		channel, thread, reply := slackSource(a.Source)
-		where = fmt.Sprintf("in Slack (channel %s, thread %s)", channel, thread)
-		label = fence.Label{Source: "Slack thread reply", Where: fmt.Sprintf("channel %s thread %s reply %s", channel, thread, reply), Author: by}
-		if a.Kind == mailbox.KindApproval {
-			where = fmt.Sprintf("in Slack, with a reaction on the question (channel %s, message %s)", channel, thread)
-			label = fence.Label{Source: "Slack reaction", Where: fmt.Sprintf("channel %s message %s", channel, thread), Author: by}
-		}
-	case a.Source != SourceLocal:
-		url := safeURL(a.Source)
-		label = fence.Label{Source: "GitHub issue comment", Where: strings.TrimSpace(a.Issue + " " + url), Author: by}
-		where = "on GitHub (" + strings.TrimSpace(a.Issue+" "+url) + ")"
-		if a.Kind == mailbox.KindApproval && a.Source == a.CommentURL {
-			where = "on GitHub, with a reaction on the question (" + strings.TrimSpace(a.Issue+" "+url) + ")"
-		}
-	}
+	label, where := answerLabel(a)
 	fenced := fence.Wrap(label, a.Answer)
 	blank := strings.TrimSpace(a.Answer) == ""
 

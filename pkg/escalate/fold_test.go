@@ -149,9 +149,11 @@ func TestSafeValues(t *testing.T) {
 
 // TestOnlyFoldFencesHumanText fails if any code path other than Fold can
 // place human text into a briefing: it scans every non-test Go file of the
-// module. Only fold.go may import the fence package; only Fold may read an
-// ask's Answer (outside the mailbox package, which stores it); and every
-// re-spawn's task in this package is a call to Fold.
+// module. Only fold.go may import the fence package; only Fold, and
+// ForAgent (an ask as an agent's own look at it shows it), may read an
+// ask's Answer (outside the mailbox package, which stores it), each
+// fencing it with answerLabel's label; and every re-spawn's task in this
+// package is a call to Fold.
 //
 // Slack text takes one way too: a reply's Text is read only where the Web
 // API's reply becomes a teamkit Reply (Replies), where a reply is judged
@@ -169,6 +171,8 @@ func TestOnlyFoldFencesHumanText(t *testing.T) {
 	}
 	const fenceImport = "github.com/teamkit/teamkit/pkg/fence"
 	const foldFile = "pkg/escalate/fold.go"
+	answerReaders := map[string]bool{"Fold": true, "ForAgent": true}
+	fenceUsers := map[string]bool{"Fold": true, "ForAgent": true, "answerLabel": true}
 	// Where a human's Text may be read, by file and function.
 	textReaders := map[string]bool{
 		"pkg/slack/slack.go Replies":            true,
@@ -216,14 +220,14 @@ func TestOnlyFoldFencesHumanText(t *testing.T) {
 			ast.Inspect(decl, func(n ast.Node) bool {
 				switch n := n.(type) {
 				case *ast.SelectorExpr:
-					if n.Sel.Name == "Answer" && !strings.HasPrefix(rel, "pkg/mailbox/") && (rel != foldFile || funcName != "Fold") {
-						t.Errorf("%s: %s reads .Answer; only Fold may place an answer in a briefing", fset.Position(n.Pos()), orTop(funcName))
+					if n.Sel.Name == "Answer" && !strings.HasPrefix(rel, "pkg/mailbox/") && (rel != foldFile || !answerReaders[funcName]) {
+						t.Errorf("%s: %s reads .Answer; only Fold may place an answer in a briefing (and ForAgent, fenced, in an agent's look)", fset.Position(n.Pos()), orTop(funcName))
 					}
 					if n.Sel.Name == "Text" && textScoped && !textReaders[rel+" "+funcName] {
 						t.Errorf("%s: %s reads .Text; human text from Slack (or a local answer) is read only by %v", fset.Position(n.Pos()), orTop(funcName), textReaders)
 					}
-					if x, ok := n.X.(*ast.Ident); ok && x.Name == "fence" && (rel != foldFile || funcName != "Fold") {
-						t.Errorf("%s: %s uses fence.%s; only Fold may", fset.Position(n.Pos()), orTop(funcName), n.Sel.Name)
+					if x, ok := n.X.(*ast.Ident); ok && x.Name == "fence" && (rel != foldFile || !fenceUsers[funcName]) {
+						t.Errorf("%s: %s uses fence.%s; only Fold, ForAgent and answerLabel may", fset.Position(n.Pos()), orTop(funcName), n.Sel.Name)
 					}
 				case *ast.CompositeLit:
 					if sel, ok := n.Type.(*ast.Ident); ok && sel.Name == "SpawnRequest" && strings.HasPrefix(rel, "pkg/escalate/") {

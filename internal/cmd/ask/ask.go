@@ -240,7 +240,7 @@ func (o *Options) run(ctx context.Context, env *command.Env, db *mailbox.DB) err
 
 func printAsk(asJSON bool, env *command.Env, chs []escalate.Channel, a mailbox.Ask) error {
 	if asJSON {
-		return command.JSON(env.Stdout, a)
+		return command.JSON(env.Stdout, seenBy(env, a))
 	}
 	kv := []string{"ask", strconv.FormatInt(a.ID, 10), "state", a.State, "kind", a.Kind}
 	where, _, _ := escalate.Describe(chs, a)
@@ -249,6 +249,16 @@ func printAsk(asJSON bool, env *command.Env, chs []escalate.Channel, a mailbox.A
 		kv = append(kv, "decision", a.Decision, "by", a.DecidedBy)
 	}
 	return command.KV(env.Stdout, kv...)
+}
+
+// seenBy is a as this command's caller may see it: inside an agent's run
+// (TEAMKIT_RUN set, as for ask answer's refusal) a person's answer only
+// fenced (escalate.ForAgent), the one way such text reaches an agent.
+func seenBy(env *command.Env, a mailbox.Ask) mailbox.Ask {
+	if env.Getenv("TEAMKIT_RUN") != "" {
+		return escalate.ForAgent(a)
+	}
+	return a
 }
 
 // ListOptions is one `ask list`.
@@ -294,6 +304,9 @@ func (o *ListOptions) run(ctx context.Context, env *command.Env, db *mailbox.DB)
 		return err
 	}
 	if o.JSON {
+		for i := range asks {
+			asks[i] = seenBy(env, asks[i])
+		}
 		return command.JSONLines(env.Stdout, asks)
 	}
 	tw := command.NewTable(env.Stdout, "ID", "AGENT", "KIND", "STATE", "CHANNEL", "CREATED", "DECISION", "QUESTION")
