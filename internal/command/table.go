@@ -23,6 +23,7 @@ type Table struct {
 	w     io.Writer
 	rows  [][]string
 	width []int
+	show  func(string) string
 }
 
 // NewTable starts a table under header, written to w when flushed.
@@ -32,10 +33,23 @@ func NewTable(w io.Writer, header ...string) *Table {
 	return t
 }
 
+// Table is NewTable for a command's output: every cell is shown as Show
+// shows text, escaped on a terminal. Names too: teamkit checks the names it
+// writes, but whoever can write the mailbox (an agent, another host of a
+// shared one) can store any text as a team, agent or path.
+func (e *Env) Table(w io.Writer, header ...string) *Table {
+	t := &Table{w: w, show: e.Show}
+	t.Row(header...)
+	return t
+}
+
 // Row adds a row of cells (a copy: the caller may reuse its slice).
 func (t *Table) Row(cells ...string) {
 	cells = slices.Clone(cells)
 	for i, c := range cells {
+		if t.show != nil {
+			c = t.show(c)
+		}
 		cells[i] = Cell(c)
 	}
 	for i, c := range cells[:max(len(cells)-1, 0)] {

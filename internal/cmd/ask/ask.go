@@ -309,7 +309,7 @@ func (o *ListOptions) run(ctx context.Context, env *command.Env, db *mailbox.DB)
 		}
 		return command.JSONLines(env.Stdout, asks)
 	}
-	tw := command.NewTable(env.Stdout, "ID", "AGENT", "KIND", "STATE", "CHANNEL", "CREATED", "DECISION", "QUESTION")
+	tw := env.Table(env.Stdout, "ID", "AGENT", "KIND", "STATE", "CHANNEL", "CREATED", "DECISION", "QUESTION")
 	for _, a := range asks {
 		_, channel, _ := escalate.Describe(o.Channels, a)
 		decision := "-"
@@ -320,7 +320,7 @@ func (o *ListOptions) run(ctx context.Context, env *command.Env, db *mailbox.DB)
 			}
 		}
 		tw.Row(strconv.FormatInt(a.ID, 10), a.Agent, a.Kind, a.State, channel,
-			command.FormatTime(a.CreatedAt), decision, env.Show(text.FirstLine(a.Question, 60)))
+			command.FormatTime(a.CreatedAt), decision, text.FirstLine(a.Question, 60))
 	}
 	return tw.Flush()
 }

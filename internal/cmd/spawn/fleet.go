@@ -205,7 +205,7 @@ func (o *listOptions) print(ctx context.Context, env *command.Env, db *mailbox.D
 	if len(entries) == 0 && !o.Watch {
 		return nil
 	}
-	tw := command.NewTable(w, "NAME", "TYPE", "STATE", "PID", "STARTED", "ACTIVE", "UNREAD", "OLDEST", "ASK", "TOKENS", "COST", "LOG")
+	tw := env.Table(w, "NAME", "TYPE", "STATE", "PID", "STARTED", "ACTIVE", "UNREAD", "OLDEST", "ASK", "TOKENS", "COST", "LOG")
 	for _, e := range entries {
 		state := e.State
 		if e.Detail != "" && !strings.HasPrefix(e.Detail, "pid=") {
@@ -231,7 +231,7 @@ func (o *listOptions) print(ctx context.Context, env *command.Env, db *mailbox.D
 		}
 		ask := "-"
 		if e.Ask != nil {
-			ask = fmt.Sprintf("%d %s", e.Ask.ID, env.Show(text.FirstLine(e.Ask.Question, 40)))
+			ask = fmt.Sprintf("%d %s", e.Ask.ID, text.FirstLine(e.Ask.Question, 40))
 		}
 		tokens, cost := "-", "-"
 		if e.HasUsage {

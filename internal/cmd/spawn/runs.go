@@ -94,7 +94,7 @@ func (o *runsOptions) run(ctx context.Context, env *command.Env, db *mailbox.DB)
 		fmt.Fprintf(env.Stderr, "spawn: note: no runs recorded for %s\n", strings.TrimSuffix(team+"/"+name, "/"))
 		return nil
 	}
-	tw := command.NewTable(env.Stdout, "NAME", "RUN", "TYPE", "STARTED", "TOOK", "END", "TOKENS", "COST", "SESSION", "DETAIL")
+	tw := env.Table(env.Stdout, "NAME", "RUN", "TYPE", "STARTED", "TOOK", "END", "TOKENS", "COST", "SESSION", "DETAIL")
 	type total struct {
 		runs   int
 		tokens mailbox.Tokens
@@ -119,7 +119,7 @@ func (o *runsOptions) run(ctx context.Context, env *command.Env, db *mailbox.DB)
 			detail = strings.TrimPrefix(detail+"; resets "+command.FormatTime(*r.ResetsAt), "; ")
 		}
 		tw.Row(r.Name, r.Run, r.Type, command.FormatTime(r.StartedAt), took, end,
-			tokensOf(r.Tokens), costOf(r.CostUSD), orDash(r.Session), orDash(env.Show(text.FirstLine(detail, 60))))
+			tokensOf(r.Tokens), costOf(r.CostUSD), orDash(r.Session), orDash(text.FirstLine(detail, 60)))
 		t := perAgent[r.Name]
 		if t == nil {
 			t = &total{}

@@ -178,9 +178,9 @@ func (o *Options) run(ctx context.Context, env *command.Env, db *mailbox.DB) err
 			}
 		}
 	} else if len(msgs) > 0 {
-		tw := command.NewTable(out, "ID", "TO", "FROM", "AGE", "RECIPIENT", "FIRST LINE")
+		tw := env.Table(out, "ID", "TO", "FROM", "AGE", "RECIPIENT", "FIRST LINE")
 		for i, m := range msgs {
-			tw.Row(strconv.FormatInt(m.ID, 10), m.To, m.From, roster.Age(now.Sub(m.CreatedAt)), described[i], env.Show(text.FirstLine(m.Body, 60)))
+			tw.Row(strconv.FormatInt(m.ID, 10), m.To, m.From, roster.Age(now.Sub(m.CreatedAt)), described[i], text.FirstLine(m.Body, 60))
 		}
 		if err := tw.Flush(); err != nil {
 			return err
@@ -246,7 +246,7 @@ func (o *Options) idle(ctx context.Context, env *command.Env, db *mailbox.DB, he
 			}
 		}
 	} else if len(rows) > 0 {
-		tw := command.NewTable(out, "AGENT", "TYPE", "IDLE", "SINCE", "STATE", "LOG")
+		tw := env.Table(out, "AGENT", "TYPE", "IDLE", "SINCE", "STATE", "LOG")
 		for _, r := range rows {
 			tw.Row(r.Name, r.Agent.Type, roster.Age(time.Duration(r.IdleSeconds)*time.Second),
 				command.FormatTime(r.LastActiveAt), r.State, r.Agent.Log)
