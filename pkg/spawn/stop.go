@@ -172,7 +172,17 @@ func StopAll(ctx context.Context, db *mailbox.DB, agents []mailbox.Agent, o Stop
 			stopping = append(stopping, mailbox.AgentRun{Team: agents[i].Team, Name: agents[i].Name, Run: agents[i].Run})
 		}
 	}
-	db.SetRunEnd(ctx, runstream.EndStopped, "stopped (spawn stop or --replace)", stopping...)
+	// Not recorded (the mailbox locked or down), the signals would end
+	// the runs as crashes while stop reported them stopped: nothing is
+	// signalled then, and each agent gets the error, to be stopped again.
+	if err := db.SetRunEnd(ctx, runstream.EndStopped, "stopped (spawn stop or --replace)", stopping...); err != nil {
+		for _, i := range which {
+			if errs[i] == nil {
+				errs[i] = err
+			}
+		}
+		return out, errs
+	}
 	groups.Stop(o.Grace)
 	// The supervisors record the exit and leave once their agent is gone;
 	// one that does not is stopped itself, by its exact identity.
