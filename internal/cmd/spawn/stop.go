@@ -133,9 +133,8 @@ func (s *stopOptions) run(ctx context.Context, env *command.Env, db *mailbox.DB)
 		}
 		if err != nil {
 			fmt.Fprintf(env.Stderr, "spawn: error: %v\n", err)
-			var inUse *worktree.InUseError
-			if errors.As(err, &inUse) {
-				fmt.Fprintf(env.Stderr, "spawn: hint: merge or push branch %s first, or remove the worktree by hand (git worktree remove --force %s)\n", inUse.Branch, inUse.Path)
+			if hint := stopHint(err); hint != "" {
+				fmt.Fprintf(env.Stderr, "spawn: hint: %s\n", hint)
 			}
 			failed = err
 		}
@@ -144,6 +143,24 @@ func (s *stopOptions) run(ctx context.Context, env *command.Env, db *mailbox.DB)
 		return &command.Error{Code: command.ExitFailure, Err: failed, Quiet: true}
 	}
 	return nil
+}
+
+// stopHint is the hint for one agent's failure, printed under its error
+// line as the command's own errors get theirs.
+func stopHint(err error) string {
+	var inUse *worktree.InUseError
+	if errors.As(err, &inUse) {
+		return fmt.Sprintf("merge or push branch %s first, or remove the worktree by hand (git worktree remove --force %s)", inUse.Branch, inUse.Path)
+	}
+	var ce *command.Error
+	if errors.As(err, &ce) && ce.Hint != "" {
+		return ce.Hint
+	}
+	var h command.Hinter
+	if errors.As(err, &h) {
+		return h.Hint()
+	}
+	return ""
 }
 
 func reportStop(asJSON bool, env *command.Env, a mailbox.Agent, status string) error {
