@@ -196,6 +196,12 @@ func Parse(file string, data []byte) (Conf, error) {
 	for i, raw := range strings.Split(string(data), "\n") {
 		n := i + 1
 		line := strings.TrimSpace(raw)
+		// A carriage return left inside a line (CRLF's is trimmed) means
+		// lone-CR line endings, which would run the lines together: the
+		// rest taken as the first key's value, silently.
+		if strings.IndexByte(line, '\r') >= 0 {
+			return fail(n, "line contains a carriage return that ends no line", "lines ending in a newline (LF or CRLF)")
+		}
 		if line == "" || line[0] == '#' {
 			continue
 		}

@@ -151,6 +151,11 @@ func TestParseErrors(t *testing.T) {
 		{"command=a {prompt}\nboot=file", `t.conf:1: boot=file but no argument of command contains {prompt_file}; expected {prompt_file} in the argument that names the briefing file`},
 		{"boot=stdin\ncommand=a -p {prompt}", `t.conf:2: boot=stdin but command also passes {prompt} as an argument; expected the briefing on stdin only, with no {prompt} in command`},
 		{"command=a {prompt}\nlaunch=tmux\x00", `t.conf:2: line contains a NUL byte; expected text`},
+		// Lone carriage returns (classic Mac line endings, or a stray one)
+		// would make one line of the file: launch=tmux read as one more
+		// argument of the command, silently.
+		{"command=a {prompt}\rlaunch=tmux\r", `t.conf:1: line contains a carriage return that ends no line; expected lines ending in a newline (LF or CRLF)`},
+		{"command=a {prompt}\nenv.X=a\rb\r\n", `t.conf:2: line contains a carriage return that ends no line…`},
 	}
 	for _, tt := range tests {
 		_, err := Parse("t.conf", []byte(tt.conf))
