@@ -474,7 +474,17 @@ func (p *pass) read(awaiting []mailbox.Ask) error {
 		}
 	}
 	<-done
-	return errors.Join(append([]error{derr}, errs...)...)
+	// A channel reader that stops on the pass's error (p.failed) returns
+	// that one error too: each is said once, not once per channel.
+	var out []error
+	seen := map[string]bool{}
+	for _, err := range append([]error{derr}, errs...) {
+		if err != nil && !seen[err.Error()] {
+			seen[err.Error()] = true
+			out = append(out, err)
+		}
+	}
+	return errors.Join(out...)
 }
 
 // readChannel reads ch's awaiting asks in order and claims the answers.
