@@ -46,6 +46,9 @@ type GitHubChannel struct {
 	// decidersErr: the list could not be read; approvals fail closed.
 	decidersErr error
 	authors     map[string]string
+	// down: GitHub was unreachable or rate limited past its retries for
+	// an ask of this pass; the rest of the pass's asks are not tried.
+	down error
 }
 
 // Name is "github".
@@ -128,14 +131,37 @@ func (c *GitHubChannel) ReadPeople() error {
 
 // Ready makes the client.
 func (c *GitHubChannel) Ready(ctx context.Context, rd Round) error {
-	c.authors = map[string]string{}
+	c.authors, c.down = map[string]string{}, nil
 	_, err := c.client()
 	return err
 }
 
 // Find posts a question that never reached its issue, or reads the replies
-// (and an approval's reactions) after it and judges them.
+// (and an approval's reactions) after it and judges them. Once GitHub has
+// been unreachable or rate limited past the client's retries in a pass, the
+// pass's other asks fail at once with a note of it, not after retries of
+// their own each (a dozen asks took a minute with the network down); they
+// stay awaiting for the next pass.
 func (c *GitHubChannel) Find(ctx context.Context, rd Round, a mailbox.Ask) (mailbox.Decision, bool, error) {
+	if c.down != nil {
+		return mailbox.Decision{}, false, c.down
+	}
+	dec, found, err := c.find(ctx, rd, a)
+	if !isDB(err) && (errors.Is(err, github.ErrUnavailable) || errors.Is(err, github.ErrRateLimited)) {
+		cause := err
+		var ne *github.NetworkError
+		var ae *github.APIError
+		if errors.As(err, &ne) {
+			cause = ne
+		} else if errors.As(err, &ae) {
+			cause = ae
+		}
+		c.down = fmt.Errorf("not tried: an earlier ask of this pass found GitHub out of reach (%w)", cause)
+	}
+	return dec, found, err
+}
+
+func (c *GitHubChannel) find(ctx context.Context, rd Round, a mailbox.Ask) (mailbox.Decision, bool, error) {
 	gh, err := c.client()
 	if err != nil {
 		return mailbox.Decision{}, false, err

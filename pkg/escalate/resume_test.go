@@ -1154,3 +1154,44 @@ func TestLosingClaimLeavesNoIntent(t *testing.T) {
 		t.Errorf("ask %d was reported resumed %d times: %+v", a.ID, len(f.resumed), f.resumed)
 	}
 }
+
+// Once GitHub is out of reach for one ask of a pass, the pass's other asks
+// on it are not tried (each waited out the client's retries on its own: a
+// dozen asks took a minute with the network down): a pass over three asks
+// makes the requests a pass over one makes, says why for each, and leaves
+// them all awaiting. The next pass tries again.
+func TestPassStopsTryingGitHubOnceDown(t *testing.T) {
+	ctx := context.Background()
+	requests := func(n int) (int, *fixture) {
+		f := newFixture(t)
+		for i := range n {
+			f.ask(fmt.Sprintf("w%d", i+1), issue, mailbox.KindQuestion, "Which colour?")
+		}
+		if err := f.fake.Fail(githubtest.Failure{Count: -1, Status: 503}); err != nil {
+			t.Fatal(err)
+		}
+		before := len(f.fake.Requests())
+		f.resumer(f.db, "").Once(ctx)
+		return len(f.fake.Requests()) - before, f
+	}
+	one, _ := requests(1)
+	three, f := requests(3)
+	if one == 0 || three != one {
+		t.Errorf("a pass over three asks made %d requests, one over one ask %d", three, one)
+	}
+	out := f.stderr.String()
+	if n := strings.Count(out, "not tried: an earlier ask of this pass found GitHub out of reach (github: 503"); n != 2 {
+		t.Errorf("%d asks said why they were not tried, want 2:\n%s", n, out)
+	}
+	for id := int64(1); id <= 3; id++ {
+		if s := f.state(id); s.State != mailbox.AskAwaiting {
+			t.Errorf("ask %d is %s, want awaiting", id, s.State)
+		}
+	}
+	f.fake.ClearFailures()
+	before := len(f.fake.Requests())
+	f.resumer(f.db, "").Once(ctx)
+	if len(f.fake.Requests())-before < 3 {
+		t.Errorf("the next pass did not read the three asks again")
+	}
+}
