@@ -10,23 +10,31 @@ import (
 	"github.com/teamkit/teamkit/pkg/mailbox"
 )
 
-// TestSpoolStamp walks the stamp's protocol (spool.go): a look that finds
-// nothing stamps the team, a spool takes the stamp away and so the next
-// look records the end, and an end spooled while a look is in progress
-// keeps that look from stamping.
-func TestSpoolStamp(t *testing.T) {
+// spoolTeam is a mailbox and a run directory holding team t's agent w1's
+// directory: runs, and w1's directory in it.
+func spoolTeam(t *testing.T) (context.Context, *mailbox.DB, string, string) {
 	ctx := context.Background()
 	dir := t.TempDir()
 	db, err := mailbox.Open(ctx, filepath.Join(dir, "mail.db"), mailbox.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer db.Close()
+	t.Cleanup(func() { db.Close() })
 	runs := filepath.Join(dir, "runs")
-	teamDir, agentDir := filepath.Join(runs, "t"), filepath.Join(runs, "t", "w1")
+	agentDir := filepath.Join(runs, "t", "w1")
 	if err := os.MkdirAll(agentDir, 0o700); err != nil {
 		t.Fatal(err)
 	}
+	return ctx, db, runs, agentDir
+}
+
+// TestSpoolStamp walks the stamp's protocol (spool.go): a look that finds
+// nothing stamps the team, a spool takes the stamp away and so the next
+// look records the end, and an end spooled while a look is in progress
+// keeps that look from stamping.
+func TestSpoolStamp(t *testing.T) {
+	ctx, db, runs, agentDir := spoolTeam(t)
+	teamDir := filepath.Dir(agentDir)
 	stamp := filepath.Join(teamDir, nothingSpooled)
 	launchRun := func(run string) string {
 		t.Helper()
@@ -169,18 +177,7 @@ func TestSpoolStamp(t *testing.T) {
 // minute old (an older teamkit's supervisor wrote in place, so a younger
 // one may be half written): left, it kept every look from stamping.
 func TestSpoolUnreadableSetAside(t *testing.T) {
-	ctx := context.Background()
-	dir := t.TempDir()
-	db, err := mailbox.Open(ctx, filepath.Join(dir, "mail.db"), mailbox.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	runs := filepath.Join(dir, "runs")
-	agentDir := filepath.Join(runs, "t", "w1")
-	if err := os.MkdirAll(agentDir, 0o700); err != nil {
-		t.Fatal(err)
-	}
+	ctx, db, runs, agentDir := spoolTeam(t)
 	stamp := filepath.Join(runs, "t", nothingSpooled)
 	empty, cut := SpoolPath(agentDir, "r1"), SpoolPath(agentDir, "r2")
 	for _, f := range []string{empty, cut} {
