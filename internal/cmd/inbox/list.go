@@ -112,7 +112,9 @@ func (t *listTable) add(m mailbox.Message) error {
 	if !m.ReadAt.IsZero() {
 		read = command.FormatTime(m.ReadAt)
 	}
-	row := []string{fmt.Sprint(m.ID), m.From, m.To, command.FormatTime(m.CreatedAt), read, command.Cell(t.show(text.FirstLine(m.Body, 60)))}
+	// Every cell shown as Env.Table shows it: names too, which whoever can
+	// write the mailbox can store as any text.
+	row := []string{fmt.Sprint(m.ID), command.Cell(t.show(m.From)), command.Cell(t.show(m.To)), command.FormatTime(m.CreatedAt), read, command.Cell(t.show(text.FirstLine(m.Body, 60)))}
 	if t.started {
 		return t.write(row)
 	}
