@@ -289,6 +289,11 @@ func ParseDecision(body string) (decision, reason string, ok bool) {
 	// quoted: the previous line was in a block quote, so a non-blank line
 	// now is its lazy continuation, shown inside the quote.
 	quoted := false
+	// inList: a list item came before, and no paragraph at the margin after
+	// a blank line has ended the list since. A list item's continuation
+	// lines are indented to its content column (two spaces, four, more
+	// when nested), so there a ">" after any indentation may open a quote.
+	inList, afterBlank := false, false
 	first := -1
 	for i, line := range lines {
 		wasQuoted := quoted
@@ -301,9 +306,16 @@ func ParseDecision(body string) (decision, reason string, ok bool) {
 			}
 			continue
 		}
+		blank := strings.TrimSpace(line) == ""
+		if indent := len(line) - len(strings.TrimLeft(line, " ")); !blank && indent <= 3 && listMarker.MatchString(line[indent:]) {
+			inList = true
+		} else if !blank && afterBlank && indent < 2 {
+			inList = false
+		}
+		afterBlank = blank
 		// A line in a quote, or one continuing a quoted paragraph; an HTML
 		// comment in it hides only the comment, not the quote.
-		inQuote := quoteLine(line) || wasQuoted && strings.TrimSpace(line) != ""
+		inQuote := quoteLine(line) || inList && strings.HasPrefix(strings.TrimLeft(line, " \t"), ">") || wasQuoted && !blank
 		if inComment {
 			inComment = commentOpenAfter(line, true)
 			quoted = inQuote
