@@ -172,18 +172,22 @@ func StopAll(ctx context.Context, db *mailbox.DB, agents []mailbox.Agent, o Stop
 			stopping = append(stopping, mailbox.AgentRun{Team: agents[i].Team, Name: agents[i].Name, Run: agents[i].Run})
 		}
 	}
-	// Not recorded (the mailbox locked or down), the signals would end
-	// the runs as crashes while stop reported them stopped: nothing is
-	// signalled then, and each agent gets the error, to be stopped again.
-	if err := db.SetRunEnd(ctx, runstream.EndStopped, "stopped (spawn stop or --replace)", stopping...); err != nil {
+	// Not recorded (the mailbox locked or down), a run's record may end
+	// as a crash while stop says stopped: each agent gets the error, not
+	// status=stopped. The signals go all the same: stop is the emergency
+	// stop, and the lock may be the agent's own (it can write the
+	// mailbox), which refusing would leave it holding for ever.
+	unrecorded := db.SetRunEnd(ctx, runstream.EndStopped, "stopped (spawn stop or --replace)", stopping...)
+	groups.Stop(o.Grace)
+	if unrecorded != nil {
 		for _, i := range which {
 			if errs[i] == nil {
-				errs[i] = err
+				errs[i] = fmt.Errorf("%s/%s was stopped, but its stop could not be recorded (its run may show another end): %w",
+					agents[i].Team, agents[i].Name, unrecorded)
 			}
 		}
 		return out, errs
 	}
-	groups.Stop(o.Grace)
 	// The supervisors record the exit and leave once their agent is gone;
 	// one that does not is stopped itself, by its exact identity.
 	var live []proc.Identity
