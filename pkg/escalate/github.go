@@ -143,9 +143,6 @@ func (c *GitHubChannel) Ready(ctx context.Context, rd Round) error {
 // their own each (a dozen asks took a minute with the network down); they
 // stay awaiting for the next pass.
 func (c *GitHubChannel) Find(ctx context.Context, rd Round, a mailbox.Ask) (mailbox.Decision, bool, error) {
-	if c.down != nil {
-		return mailbox.Decision{}, false, c.down
-	}
 	dec, found, err := c.find(ctx, rd, a)
 	if !isDB(err) && (errors.Is(err, github.ErrUnavailable) || errors.Is(err, github.ErrRateLimited)) {
 		cause := err
@@ -175,6 +172,9 @@ func (c *GitHubChannel) find(ctx context.Context, rd Round, a mailbox.Ask) (mail
 		}
 		// The question never reached the issue (ask failed to post it):
 		// post it now, once, and read replies from the next pass on.
+		if c.down != nil {
+			return mailbox.Decision{}, false, c.down
+		}
 		posted, err := Post(ctx, rd.DB, gh, a, false)
 		if err != nil {
 			return mailbox.Decision{}, false, err
@@ -192,6 +192,9 @@ func (c *GitHubChannel) find(ctx context.Context, rd Round, a mailbox.Ask) (mail
 	ref, err := github.ParseIssueRef(a.Issue)
 	if err != nil {
 		return mailbox.Decision{}, false, err
+	}
+	if c.down != nil {
+		return mailbox.Decision{}, false, c.down
 	}
 	dec, found, err := c.read(ctx, rd.DB, gh, ref, a)
 	if errors.Is(err, github.ErrUnauthorized) && !isDB(err) {

@@ -1194,4 +1194,17 @@ func TestPassStopsTryingGitHubOnceDown(t *testing.T) {
 	if len(f.fake.Requests())-before < 3 {
 		t.Errorf("the next pass did not read the three asks again")
 	}
+
+	// An ask the pass would not have read from GitHub anyway (an approval
+	// with no deciders to judge it) is not said to be "not tried".
+	g := newFixture(t)
+	g.ask("w1", issue, mailbox.KindQuestion, "Which colour?")
+	g.ask("w2", issue, mailbox.KindApproval, "May I deploy?")
+	if err := g.fake.Fail(githubtest.Failure{Count: -1, Status: 503}); err != nil {
+		t.Fatal(err)
+	}
+	g.resumer(g.db, "").Once(ctx)
+	if out := g.stderr.String(); strings.Contains(out, "not tried") || !strings.Contains(out, "no deciders are configured") {
+		t.Errorf("an approval without deciders, after GitHub failed the pass:\n%s", out)
+	}
 }
