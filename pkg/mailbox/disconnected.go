@@ -16,7 +16,7 @@ import (
 // other error ends it. SQLite has no connection to lose, and a binary
 // without the PostgreSQL client has no server to lose it to.
 func Disconnected(err error) bool {
-	if err == nil || pgClient == nil {
+	if err == nil || pgClient == nil || errors.As(err, new(delivered)) {
 		return false
 	}
 	if code := pgClient.ErrorCode(err); code != "" {

@@ -310,15 +310,40 @@ func (d *DB) drain(ctx context.Context, team, to string, replyTo int64, limit in
 	}
 	readAt := d.now().UTC()
 	// A row another drain took over after our lease ran out is its to mark.
-	if _, err := d.db.ExecContext(settle, `UPDATE `+from+` SET read_at = ?, claim_token = NULL, lease_until = NULL WHERE `+ours,
-		append([]any{nanos(readAt)}, oursArgs...)...); err != nil {
-		return nil, d.fail("mark messages read", err)
+	// The batch is delivered now: a connection lost meanwhile (a server
+	// restart) is reconnected and the mark tried again, for as long as the
+	// lease, rather than leave the batch to come back once it runs out.
+	// The mark is keyed on our token, so a repeat of one that landed
+	// changes nothing.
+	mark := func() error {
+		_, err := d.db.ExecContext(settle, `UPDATE `+from+` SET read_at = ?, claim_token = NULL, lease_until = NULL WHERE `+ours,
+			append([]any{nanos(readAt)}, oursArgs...)...)
+		return err
+	}
+	err = mark()
+	for deadline, backoff := time.Now().Add(lease), minBackoff; err != nil && Disconnected(err); backoff = min(2*backoff, maxBackoff) {
+		if !sleepUntil(settle, deadline, backoff, nil) {
+			break
+		}
+		err = mark()
+	}
+	if err != nil {
+		// Not to be ridden out as a lost connection (Watch): the batch
+		// went out, and a wait that went on would report no message.
+		return nil, d.fail("mark messages read", delivered{err})
 	}
 	for i := range msgs {
 		msgs[i].ReadAt = readAt
 	}
 	return msgs, nil
 }
+
+// delivered is the failure of a drain after its batch was delivered: never
+// Disconnected, whatever it wraps.
+type delivered struct{ err error }
+
+func (e delivered) Error() string { return e.err.Error() }
+func (e delivered) Unwrap() error { return e.err }
 
 // PeekReplies is Peek for only the unread replies to message replyTo.
 func (d *DB) PeekReplies(ctx context.Context, team, to string, replyTo int64, limit int) ([]Message, error) {

@@ -1,0 +1,93 @@
+package mailbox_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/teamkit/teamkit/internal/pgtest"
+	"github.com/teamkit/teamkit/pkg/mailbox"
+)
+
+// dropSessions ends every other session on the database of u, as a server
+// restart or a dropped network does to a command's connections.
+func dropSessions(t testing.TB, u string) {
+	t.Helper()
+	ctx := context.Background()
+	c, err := pgx.Connect(ctx, u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close(ctx)
+	if _, err := c.Exec(ctx, `SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+		WHERE datname = current_database() AND pid <> pg_backend_pid()`); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestPostgresDrainConnectionLostAfterDelivery: the connection a drain
+// claimed on is cut while it writes its batch (a server restart, a network
+// blip), before its read mark. The batch was delivered: the mark must
+// still land, on a new connection, not leave the messages to come back
+// once the lease runs out. Under `inbox --wait` (WatchInbox) the lost
+// connection must not be ridden out as if nothing had been delivered: that
+// printed the batch, then waited on and reported "no message" (exit 2),
+// and the batch came again to the next drain.
+func TestPostgresDrainConnectionLostAfterDelivery(t *testing.T) {
+	ctx := context.Background()
+	t.Run("drain", func(t *testing.T) {
+		u := pgtest.URL(t)
+		db := open(t, u, newClock())
+		m := send(t, db, "t", "lead", "w", "task")
+		var got []mailbox.Message
+		msgs, err := db.Drain(ctx, "t", "w", 0, func(b []mailbox.Message) error {
+			got = append(got, b...)
+			dropSessions(t, u)
+			return nil
+		})
+		if err != nil {
+			t.Fatalf("drain delivered %v, then: %v", ids(got), err)
+		}
+		if !equalIDs(ids(msgs), []int64{m.ID}) {
+			t.Fatalf("drain returned %v; want [%d]", ids(msgs), m.ID)
+		}
+		if p, err := db.Peek(ctx, "t", "w", 0); err != nil || len(p) != 0 {
+			t.Fatalf("after the drain delivered it, unread = %v (%v); want none", ids(p), err)
+		}
+	})
+	t.Run("wait", func(t *testing.T) {
+		u := pgtest.URL(t)
+		db := open(t, u, newClock())
+		other := open(t, u, nil)
+		// The wait finds the inbox empty, then the message comes.
+		var m mailbox.Message
+		var got []mailbox.Message
+		dropped := false
+		began := time.Now()
+		ok, err := db.WatchInbox(ctx, "t", "w", began.Add(20*time.Second), func() (bool, error) {
+			msgs, err := db.Drain(ctx, "t", "w", 0, func(b []mailbox.Message) error {
+				got = append(got, b...)
+				if !dropped {
+					dropped = true
+					dropSessions(t, u)
+				}
+				return nil
+			})
+			if err == nil && m.ID == 0 {
+				m = send(t, other, "t", "lead", "w", "task")
+			}
+			return len(msgs) > 0, err
+		})
+		if !equalIDs(ids(got), []int64{m.ID}) {
+			t.Errorf("the wait delivered %v; want [%d] once", ids(got), m.ID)
+		}
+		if err != nil || !ok {
+			t.Fatalf("the wait delivered %v, then returned ok=%v err=%v after %s; want ok", ids(got), ok, err, time.Since(began).Round(time.Second))
+		}
+		if p, err := db.Peek(ctx, "t", "w", 0); err != nil || len(p) != 0 {
+			t.Fatalf("after the wait delivered it, unread = %v (%v); want none", ids(p), err)
+		}
+	})
+}
