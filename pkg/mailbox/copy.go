@@ -48,6 +48,20 @@ func Copy(ctx context.Context, src, dst *DB) ([]TableCount, error) {
 		if err != nil {
 			return err
 		}
+		if _, ok := src.be.(pgBackend); ok && len(tables) > 0 {
+			// PostgreSQL's write lock (an advisory lock) keeps out only
+			// other serialized transactions: sends, drains and the
+			// compare-and-sets write beside it. Locking the tables
+			// against writes (reads go on) is what SQLite's write lock
+			// does, and it makes the copy one moment of the source.
+			quoted := make([]string, len(tables))
+			for i, t := range tables {
+				quoted[i] = `"` + strings.ReplaceAll(t, `"`, `""`) + `"`
+			}
+			if _, err := stx.ExecContext(ctx, `LOCK TABLE `+strings.Join(quoted, ", ")+` IN EXCLUSIVE MODE`); err != nil {
+				return err
+			}
+		}
 		last, err := src.be.lastIDs(ctx, stx)
 		if err != nil {
 			return err
