@@ -461,12 +461,12 @@ func Supervise(ctx context.Context, spec Spec, db *mailbox.DB, stdout, stderr io
 	return code, nil
 }
 
-// capturePane pipes the tmux pane's output into the run's log. The command
-// is run by tmux through /bin/sh; it holds only the log's path, which Tmux
-// has checked holds no character a shell reads.
+// capturePane pipes the tmux pane's output into the run's log. tmux
+// expands pipe-pane's command as a format (# sequences, then strftime's %)
+// and runs it through /bin/sh: pipeCommand quotes the log's path for both.
 func capturePane(spec Spec) {
-	if spec.Pane == "" || !safePath(spec.Log) {
-		note(spec, "the pane's output is not captured (no TMUX_PANE, or an unusual log path)")
+	if spec.Pane == "" {
+		note(spec, "the pane's output is not captured (no TMUX_PANE)")
 		return
 	}
 	tmux, err := LookPath("tmux", spec.Environ)
@@ -482,7 +482,7 @@ func capturePane(spec Spec) {
 		return
 	}
 	log.Close()
-	c := exec.Command(tmux, "pipe-pane", "-t", spec.Pane, "exec cat >> "+spec.Log)
+	c := exec.Command(tmux, "pipe-pane", "-t", spec.Pane, pipeCommand(spec.Log))
 	c.Env = spec.Environ
 	if out, err := c.CombinedOutput(); err != nil {
 		note(spec, "the pane's output is not captured: tmux pipe-pane: %v %s", err, strings.TrimSpace(string(out)))
@@ -723,11 +723,6 @@ func Tmux(ctx context.Context, self, specPath, team, name string, env []string) 
 	if err != nil {
 		return 0, ErrNoTmux
 	}
-	for _, p := range []string{self, specPath} {
-		if !safePath(p) {
-			return 0, fmt.Errorf("path %q has characters tmux could misread; set XDG_STATE_HOME to a plain path", p)
-		}
-	}
 	run := func(args ...string) (string, error) {
 		c := exec.CommandContext(ctx, tmux, args...)
 		c.Env = env
@@ -735,6 +730,9 @@ func Tmux(ctx context.Context, self, specPath, team, name string, env []string) 
 		return strings.TrimSpace(string(out)), err
 	}
 	session := TmuxSession(team)
+	// A window command of several arguments is exec'd as it is (execvp;
+	// tmux 1.9 and older refuse more than one), never given to a shell or
+	// expanded as a format: any path reaches the supervisor intact.
 	window := []string{self, "__run", specPath}
 	out, err := "", error(nil)
 	if _, err = run("has-session", "-t", "="+session); err != nil {
@@ -766,13 +764,10 @@ func TmuxSession(team string) string {
 	return strings.NewReplacer(".", "_", ":", "_").Replace(team)
 }
 
-// safePath holds only characters that mean nothing to a shell, in case a
-// tmux build hands the window command to one.
-func safePath(p string) bool {
-	for _, r := range p {
-		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("/._-+", r)) {
-			return false
-		}
-	}
-	return true
+// pipeCommand is the pipe-pane command that appends the pane's output to
+// log: the path as one single-quoted shell word, with '#' and '%' doubled
+// so that tmux's format and strftime expansion give them back as they are.
+func pipeCommand(log string) string {
+	word := "'" + strings.ReplaceAll(log, "'", `'\''`) + "'"
+	return "exec cat >> " + strings.NewReplacer("#", "##", "%", "%%").Replace(word)
 }

@@ -61,7 +61,7 @@ func TestTmuxSession(t *testing.T) {
 			t.Errorf("TmuxSession(%q) = %q, want %q", in, got, want)
 		}
 	}
-	if safePath("/tmp/state/teamkit/runs/t/w1/r.spec.json") != true || safePath("/tmp/with space/x") || safePath("/tmp/$(x)") {
-		t.Error("safePath misjudges a path")
+	if got, want := pipeCommand("/tmp/a b/it's #S #{x} 50%d $(x).log"), `exec cat >> '/tmp/a b/it'\''s ##S ##{x} 50%%d $(x).log'`; got != want {
+		t.Errorf("pipeCommand = %s, want %s", got, want)
 	}
 }
