@@ -190,6 +190,10 @@ func setupAgents(e *testscript.Env, cliDir string) error {
 //	    shell tool whose briefing names the run) carried the run's briefing
 //	    byte for byte, as one text; and TASKFILE's content occurs in it
 //	    exactly once. Prints that briefing.
+//	model sent TEAM NAME
+//	    Prints the text of the first request of the agent's latest run (as
+//	    model briefing finds it) that holds the briefing's start, as the
+//	    CLI sent it: for a CLI that rewrites its prompt.
 //	model requests
 //	    One line per request: seq, protocol, path, shell tool, tool results,
 //	    and the turn answered.
@@ -209,7 +213,7 @@ func setupAgents(e *testscript.Env, cliDir string) error {
 //	    the sum the model reported: over every request, or with turns over
 //	    the agent's own turns only (opencode counts no title request).
 func modelCmd(ts *testscript.TestScript, neg bool, args []string) {
-	const usage = "usage: model briefing TEAM NAME [TASKFILE] | model requests | model hold | model usage I O CR CW | model fault 401|429 SECONDS [usage]|none | model tokens TEAM [turns] | model continued TEAM NAME | model mail | model release | model flood | model busy | model nudged TEAM NAME"
+	const usage = "usage: model briefing TEAM NAME [TASKFILE] | model sent TEAM NAME | model requests | model hold | model usage I O CR CW | model fault 401|429 SECONDS [usage]|none | model tokens TEAM [turns] | model continued TEAM NAME | model mail | model release | model flood | model busy | model nudged TEAM NAME"
 	if neg || len(args) == 0 {
 		ts.Fatalf(usage)
 	}
@@ -301,26 +305,12 @@ func modelCmd(ts *testscript.TestScript, neg bool, args []string) {
 		for _, r := range srv.Requests() {
 			fmt.Fprintln(ts.Stdout(), requestLine(r))
 		}
+	case args[0] == "sent" && len(args) == 3:
+		fmt.Fprint(ts.Stdout(), firstRequest(ts, srv, latestRun(ts, args[1], args[2]).Run).Conversation.Briefing)
 	case args[0] == "briefing" && (len(args) == 3 || len(args) == 4):
 		a := latestRun(ts, args[1], args[2])
 		want := ts.ReadFile(strings.TrimSuffix(a.Log, ".log") + ".briefing.md")
-		var first *modeltest.Request
-		deadline := time.Now().Add(agentWait)
-		for first == nil {
-			for _, r := range srv.Requests() {
-				if r.Conversation.Shell != "" && strings.Contains(r.Conversation.Briefing, a.Run) {
-					first = &r
-					break
-				}
-			}
-			if first == nil && time.Now().After(deadline) {
-				for _, r := range srv.Requests() {
-					ts.Logf("%s", requestLine(r))
-				}
-				ts.Fatalf("model: no request of run %s reached the model", a.Run)
-			}
-			time.Sleep(pollEvery)
-		}
+		first := firstRequest(ts, srv, a.Run)
 		got := first.Conversation.Briefing
 		if got != want {
 			ts.Fatalf("model: request %d of run %s did not carry the briefing whole:\n--- sent to the model\n%q\n--- the run's briefing\n%q", first.Seq, a.Run, got, want)
@@ -334,6 +324,26 @@ func modelCmd(ts *testscript.TestScript, neg bool, args []string) {
 		fmt.Fprint(ts.Stdout(), got)
 	default:
 		ts.Fatalf(usage)
+	}
+}
+
+// firstRequest waits for the first request of run that offers a shell
+// tool and whose briefing names the run.
+func firstRequest(ts *testscript.TestScript, srv *modeltest.Server, run string) *modeltest.Request {
+	deadline := time.Now().Add(agentWait)
+	for {
+		for _, r := range srv.Requests() {
+			if r.Conversation.Shell != "" && strings.Contains(r.Conversation.Briefing, run) {
+				return &r
+			}
+		}
+		if time.Now().After(deadline) {
+			for _, r := range srv.Requests() {
+				ts.Logf("%s", requestLine(r))
+			}
+			ts.Fatalf("model: no request of run %s reached the model", run)
+		}
+		time.Sleep(pollEvery)
 	}
 }
 
