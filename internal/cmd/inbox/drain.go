@@ -58,6 +58,8 @@ type drainOptions struct {
 	Limit      int
 	// Wait is how long to block for a message (0: not at all).
 	Wait time.Duration
+	// Waiting is --wait given, 0 included: no message by then is exit 2.
+	Waiting bool
 	// Lease is --lease (0: the mailbox's default).
 	Lease   time.Duration
 	ReplyTo int64
@@ -98,7 +100,7 @@ func parseDrain(c *cli.Context, env *command.Env) (*drainOptions, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &drainOptions{Team: team, Name: name, Peek: c.Bool("peek"), Limit: c.Int("limit"), Wait: wait, Lease: lease,
+	return &drainOptions{Team: team, Name: name, Peek: c.Bool("peek"), Limit: c.Int("limit"), Wait: wait, Waiting: c.IsSet("wait"), Lease: lease,
 		ReplyTo: replyTo, JSON: c.Bool("json"), Format: tmpl}, nil
 }
 
@@ -130,10 +132,17 @@ func (o *drainOptions) run(ctx context.Context, env *command.Env, db *mailbox.DB
 		}
 		return len(msgs) > 0, err
 	}
+	noMessage := func() error {
+		fmt.Fprintf(env.Stderr, "inbox: no message for %s/%s within %s\n", o.Team, o.Name, o.Wait)
+		return command.Condition()
+	}
 	if o.Wait <= 0 {
 		got, err := once()
 		if err == nil && !got {
 			command.NoteUnknownTeam(ctx, env, "inbox", db, o.Team)
+			if o.Waiting { // --wait 0: the wait has passed, with no message
+				return noMessage()
+			}
 		}
 		return err
 	}
@@ -146,8 +155,7 @@ func (o *drainOptions) run(ctx context.Context, env *command.Env, db *mailbox.DB
 		return err
 	}
 	if !got {
-		fmt.Fprintf(env.Stderr, "inbox: no message for %s/%s within %s\n", o.Team, o.Name, o.Wait)
-		return command.Condition()
+		return noMessage()
 	}
 	return nil
 }
