@@ -6,9 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"reflect"
 	"strings"
 	"sync/atomic"
 	"text/template"
+	"text/template/parse"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -176,11 +178,124 @@ func formatTemplate(f string) (*template.Template, error) {
 	if err != nil {
 		return nil, command.Usagef("--format: %v", err)
 	}
-	if err := tryFormat(tmpl); err != nil {
+	err = checkFields(tmpl)
+	if err == nil {
+		err = tryFormat(tmpl)
+	}
+	if err != nil {
 		return nil, command.WithHint(command.Usagef("--format: %v", err),
 			"a message's fields are .ID .Team .From .To .Subject .Body .ReplyTo .CreatedAt .ReadAt")
 	}
 	return tmpl, nil
+}
+
+// checkFields reports a field tmpl names that a message does not have, in
+// every branch, taken or not: tryFormat's one sample message takes one side
+// of each if only. Where dot is the message (outside the body of a range or
+// a with, whose dot is something else) and from $, each chain of fields is
+// followed through the types of a message's fields and methods.
+func checkFields(tmpl *template.Template) error {
+	msg := reflect.TypeOf(mailbox.Message{})
+	chain := func(n parse.Node, t reflect.Type, idents []string) error {
+		for _, id := range idents {
+			if t == nil { // not known here: left to the message
+				return nil
+			}
+			next, ok := fieldType(t, id)
+			if !ok {
+				loc, at := tmpl.ErrorContext(n)
+				return fmt.Errorf("template: %s: at <%s>: can't evaluate field %s in type %s", loc, at, id, t)
+			}
+			t = next
+		}
+		return nil
+	}
+	var walk func(n parse.Node, dot reflect.Type) error
+	branch := func(b *parse.BranchNode, in, dot reflect.Type) error {
+		if err := walk(b.Pipe, dot); err != nil {
+			return err
+		}
+		if err := walk(b.List, in); err != nil {
+			return err
+		}
+		return walk(b.ElseList, dot)
+	}
+	walk = func(n parse.Node, dot reflect.Type) error {
+		switch n := n.(type) {
+		case *parse.ListNode:
+			if n != nil {
+				for _, c := range n.Nodes {
+					if err := walk(c, dot); err != nil {
+						return err
+					}
+				}
+			}
+		case *parse.PipeNode:
+			if n != nil {
+				for _, c := range n.Cmds {
+					if err := walk(c, dot); err != nil {
+						return err
+					}
+				}
+			}
+		case *parse.CommandNode:
+			for _, a := range n.Args {
+				if err := walk(a, dot); err != nil {
+					return err
+				}
+			}
+		case *parse.ActionNode:
+			return walk(n.Pipe, dot)
+		case *parse.TemplateNode:
+			return walk(n.Pipe, dot)
+		case *parse.ChainNode: // (pipeline).Field: the pipeline's value is not known here
+			return walk(n.Node, dot)
+		case *parse.FieldNode:
+			return chain(n, dot, n.Ident)
+		case *parse.VariableNode:
+			if n.Ident[0] == "$" {
+				return chain(n, msg, n.Ident[1:])
+			}
+		case *parse.IfNode:
+			return branch(&n.BranchNode, dot, dot)
+		case *parse.RangeNode:
+			return branch(&n.BranchNode, nil, dot)
+		case *parse.WithNode:
+			return branch(&n.BranchNode, nil, dot)
+		}
+		return nil
+	}
+	return walk(tmpl.Tree.Root, msg)
+}
+
+// fieldType is the type of t's field or method name as a template reaches
+// it (nil when not known), and false when t has no such field or method.
+func fieldType(t reflect.Type, name string) (reflect.Type, bool) {
+	m, ok := t.MethodByName(name)
+	if !ok && t.Kind() != reflect.Pointer && t.Kind() != reflect.Interface {
+		m, ok = reflect.PointerTo(t).MethodByName(name)
+	}
+	if ok {
+		if m.Type.NumOut() == 0 {
+			return nil, true
+		}
+		return m.Type.Out(0), true
+	}
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	switch t.Kind() {
+	case reflect.Struct:
+		if f, ok := t.FieldByName(name); ok && f.IsExported() {
+			return f.Type, true
+		}
+		return nil, false
+	case reflect.Map:
+		return t.Elem(), true
+	case reflect.Interface:
+		return nil, true
+	}
+	return nil, false
 }
 
 // tryFormat runs tmpl once over a sample message and reports a field it
