@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -298,7 +299,18 @@ type SlackChannel struct {
 	peopleErr error
 	// limited: Slack said 429 this pass, and the pass said so.
 	limited bool
+	// from: this pass reads no ask before it (SlackReadFromSetting);
+	// fromRead: it was read (and cleared) this pass.
+	from     int64
+	fromRead bool
 }
+
+// SlackReadFromSetting is the team setting that holds the ask a pass's
+// Slack reads stopped at for a rate limit: the next pass starts there, so
+// under a lasting limit (more asks awaiting than a pass's budget) the later
+// asks are read every other pass rather than never. A pass reads it once
+// and clears it; a limit sets it again.
+const SlackReadFromSetting = "slack.read_from"
 
 // Name is "slack".
 func (c *SlackChannel) Name() string { return "slack" }
@@ -377,7 +389,7 @@ func (c *SlackChannel) ReadPeople() error {
 
 // Ready makes the client.
 func (c *SlackChannel) Ready(ctx context.Context, rd Round) error {
-	c.limited = false
+	c.limited, c.from, c.fromRead = false, 0, false
 	if c.Client == nil {
 		return &ConfigError{Err: fmt.Errorf("slack: %s is not set, and asks await answers in Slack", EnvSlackBotToken),
 			Hint: "set " + EnvSlackBotToken + " to the bot token (xoxb-…) of the app that posted them"}
@@ -428,13 +440,31 @@ func (c *SlackChannel) Find(ctx context.Context, rd Round, a mailbox.Ask) (mailb
 	if c.limited {
 		return mailbox.Decision{}, false, nil
 	}
+	if !c.fromRead {
+		c.fromRead = true
+		v, ok, err := rd.DB.Setting(ctx, a.Team, SlackReadFromSetting)
+		if err == nil && ok {
+			c.from, _ = strconv.ParseInt(v, 10, 64)
+			err = rd.DB.SetSetting(ctx, a.Team, SlackReadFromSetting, "")
+		}
+		if err != nil {
+			return mailbox.Decision{}, false, err
+		}
+	}
+	if a.ID < c.from {
+		return mailbox.Decision{}, false, nil // read last pass; the next pass starts over
+	}
 	people := c.people
 	th, err := readSlack(ctx, sl, a, people)
 	var rl *slack.RateLimitedError
 	switch {
 	case errors.As(err, &rl):
-		// Not a failure: the next pass reads it, once Slack allows.
+		// Not a failure: the next pass reads it, once Slack allows, and
+		// starts with it.
 		c.limited = true
+		if err := rd.DB.SetSetting(ctx, a.Team, SlackReadFromSetting, strconv.FormatInt(a.ID, 10)); err != nil {
+			return mailbox.Decision{}, false, err
+		}
 		rd.Note("warning: %s; ask %d (%s/%s) and the Slack asks after it are read by a later pass", text.OneLine(err.Error()), a.ID, a.Team, a.Agent)
 		return mailbox.Decision{}, false, nil
 	case err != nil:
