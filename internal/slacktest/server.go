@@ -319,10 +319,31 @@ func (s *Server) call(method, token string, r *http.Request) (int, map[string]an
 			}
 			out = append(out, o)
 		}
-		if out == nil {
-			out = []map[string]any{}
+		// Newest first, a page of limit (Slack's default 100, at most
+		// 999) at a time; the cursor is the index of the next message.
+		limit, _ := strconv.Atoi(r.Form.Get("limit"))
+		if limit <= 0 {
+			limit = 100
 		}
-		return 200, map[string]any{"ok": true, "messages": out, "has_more": false, "response_metadata": map[string]any{"next_cursor": ""}}
+		limit = min(limit, 999)
+		from := 0
+		if c := r.Form.Get("cursor"); c != "" {
+			n, err := strconv.Atoi(strings.TrimPrefix(c, "next:"))
+			if err != nil || n < 0 || n > len(out) {
+				return fail("invalid_cursor")
+			}
+			from = n
+		}
+		to := min(from+limit, len(out))
+		page := out[from:to]
+		if page == nil {
+			page = []map[string]any{}
+		}
+		next := ""
+		if to < len(out) {
+			next = fmt.Sprintf("next:%d", to)
+		}
+		return 200, map[string]any{"ok": true, "messages": page, "has_more": next != "", "response_metadata": map[string]any{"next_cursor": next}}
 	case "reactions.get":
 		ch, ts := r.Form.Get("channel"), r.Form.Get("timestamp")
 		m, ok := s.find(ch, ts)

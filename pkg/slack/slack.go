@@ -172,13 +172,15 @@ func (c *Client) Post(ctx context.Context, channel, text string, m Meta) (Posted
 
 // FindPosted looks in channel's history since since for a message the bot
 // botID posted with metadata m: an earlier Post may have reached Slack
-// even though it reported a failure. It reads at most a few pages.
+// even though it reported a failure. History is listed newest first, so
+// it reads every page back to since: stopping short would miss an earlier
+// post in a busy channel, and the caller would post the question again.
 func (c *Client) FindPosted(ctx context.Context, channel, botID string, since time.Time, m Meta) (Posted, bool, error) {
 	p := &slackgo.GetConversationHistoryParameters{ChannelID: channel, Limit: 200, IncludeAllMetadata: true}
 	if !since.IsZero() {
 		p.Oldest = fmt.Sprintf("%d.000000", since.Unix())
 	}
-	for page := 0; page < 5; page++ {
+	for {
 		var r *slackgo.GetConversationHistoryResponse
 		err := c.do("conversations.history", func() (err error) { r, err = c.api.GetConversationHistoryContext(ctx, p); return err })
 		if err != nil {
