@@ -62,5 +62,9 @@ func openConsole() (in, out *os.File, err error) {
 // Unix.
 func BatchFile(path string) bool { return false }
 
+// CommandLineFits is Windows' limit on a whole command line: Unix has
+// none but the per-argument one agenttype.MaxArgLen checks.
+func CommandLineFits(argv []string) error { return nil }
+
 // Private makes dir readable by its owner alone (mode 0700).
 func Private(dir string) error { return os.Chmod(dir, 0o700) }

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"syscall"
+	"unicode/utf16"
 
 	"golang.org/x/sys/windows"
 )
@@ -140,6 +141,27 @@ func BatchFile(path string) bool {
 		return true
 	}
 	return false
+}
+
+// maxCmdLine is the longest command line CreateProcess takes: 32,767
+// UTF-16 units, its NUL included.
+const maxCmdLine = 32766
+
+// CommandLineFits refuses argv when the command line os/exec builds from it
+// (each argument quoted as the C runtime reads it, joined by spaces) is
+// longer than CreateProcess takes: Windows hands a program one command
+// line, not an argv, and has no per-argument limit but that one.
+func CommandLineFits(argv []string) error {
+	n := len(argv) - 1
+	for _, a := range argv {
+		for _, r := range syscall.EscapeArg(a) {
+			n += utf16.RuneLen(r)
+		}
+	}
+	if n > maxCmdLine {
+		return fmt.Errorf("its command line is %d characters, over the %d Windows takes; deliver a briefing this large with boot=file or boot=stdin", n, maxCmdLine)
+	}
+	return nil
 }
 
 // Private makes dir readable by its owner alone, and everything created in
