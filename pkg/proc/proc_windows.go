@@ -2,7 +2,8 @@ package proc
 
 // On Windows the start time is the process's creation time
 // (GetProcessTimes, in 100 ns since 1601) and the boot is the boot time
-// (now less GetTickCount64), to the second. A signal goes through a process
+// (now less GetTickCount64), to the second, which only Known needs (see
+// sameBoot). A signal goes through a process
 // handle opened before the identity is re-checked: Windows never hands out
 // the pid of a process while a handle to it is open, so the check and the
 // act concern the same process, as a pidfd does on Linux.
@@ -44,18 +45,20 @@ func readBootID() (string, error) {
 	return strconv.FormatInt(boot.Unix(), 10), nil
 }
 
-// sameBoot compares two boot times, which are computed (now less the time
-// since boot) and so differ by the clock's adjustments since: within two
-// minutes they are the same boot. No machine reboots that fast and runs
-// again, and the creation time alone already tells two processes apart.
+// sameBoot holds for any two boot times. They are computed (now less the
+// time since boot), and so move with every step of the wall clock: the time
+// service setting it right, by minutes after a virtual machine resumed
+// (its tick count stood still while it was paused), or a person. The
+// creation time alone tells two processes apart, across boots too: it is
+// wall-clock time, to 100 ns, and does not move with the clock. Only a
+// boot that is not a time (no record Windows makes) must match exactly.
 func sameBoot(a, b string) bool {
-	x, err1 := strconv.ParseInt(a, 10, 64)
-	y, err2 := strconv.ParseInt(b, 10, 64)
+	_, err1 := strconv.ParseInt(a, 10, 64)
+	_, err2 := strconv.ParseInt(b, 10, 64)
 	if err1 != nil || err2 != nil {
 		return a == b
 	}
-	d := x - y
-	return d >= -120 && d <= 120
+	return true
 }
 
 func filetime(ft windows.Filetime) uint64 {

@@ -81,3 +81,32 @@ func TestTree(t *testing.T) {
 		t.Fatalf("members after Stop: %v", m)
 	}
 }
+
+// TestAliveAfterClockStepWindows: Windows gives no boot id, so the boot is
+// computed, now less the time since boot, and moves with every step of the
+// wall clock: a clock set forward by the time service (a virtual machine
+// resumed, whose tick count stood still while it was paused), or back by
+// hand, moves it by as much. A process alive across such a step is still
+// the process recorded before it: its creation time does not move.
+func TestAliveAfterClockStepWindows(t *testing.T) {
+	self, err := Self()
+	if err != nil {
+		t.Fatal(err)
+	}
+	boot, err := strconv.ParseInt(self.Boot, 10, 64)
+	if err != nil {
+		t.Fatalf("boot %q: %v", self.Boot, err)
+	}
+	for _, step := range []time.Duration{-10 * time.Minute, 3 * time.Minute, 8 * time.Hour} {
+		// Recorded before the clock was stepped by step: the boot read
+		// then was the one read now less step.
+		before := self
+		before.Boot = strconv.FormatInt(boot-int64(step/time.Second), 10)
+		if !before.Alive() {
+			t.Errorf("this process, recorded before a clock step of %s, counted as gone", step)
+		}
+		if err := before.Signal(0); err != nil {
+			t.Errorf("Signal(0) to this process, recorded before a clock step of %s: %v", step, err)
+		}
+	}
+}
