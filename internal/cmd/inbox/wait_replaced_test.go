@@ -5,6 +5,10 @@ package inbox_test
 import (
 	"context"
 	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -51,22 +55,44 @@ func TestWaitMailboxReplaced(t *testing.T) {
 }
 
 // waitOpen waits until this process (the in-process command) has path open,
-// as /proc/self/fd shows; where there is no /proc it waits a second.
+// as /proc/self/fd shows, or lsof where there is no /proc (macOS, FreeBSD).
 func waitOpen(t *testing.T, path string) {
 	t.Helper()
+	if p, err := filepath.EvalSymlinks(path); err == nil {
+		path = p // as /proc and lsof name it (macOS: /private/var/…)
+	}
+	opened := openInProc
 	if _, err := os.ReadDir("/proc/self/fd"); err != nil {
-		time.Sleep(time.Second)
-		return
+		lsof, err := exec.LookPath("lsof")
+		if err != nil {
+			if os.Getenv("CI") == "true" {
+				t.Fatal("CI=true but there is neither /proc nor lsof to see the drain waiting on the mailbox file")
+			}
+			t.Skip("no /proc here to see the drain waiting on the mailbox file: install lsof to run this test")
+		}
+		opened = func(path string) bool {
+			out, _ := exec.Command(lsof, "-n", "-P", "-Fn", "-p", strconv.Itoa(os.Getpid())).Output()
+			return slices.Contains(strings.Split(string(out), "\n"), "n"+path)
+		}
 	}
 	deadline := time.Now().Add(time.Minute)
 	for time.Now().Before(deadline) {
-		fds, _ := os.ReadDir("/proc/self/fd")
-		for _, fd := range fds {
-			if target, err := os.Readlink("/proc/self/fd/" + fd.Name()); err == nil && target == path {
-				return
-			}
+		if opened(path) {
+			return
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
 	t.Fatalf("%s was never opened", path)
+}
+
+// openInProc reports whether this process has path open, as /proc/self/fd
+// shows.
+func openInProc(path string) bool {
+	fds, _ := os.ReadDir("/proc/self/fd")
+	for _, fd := range fds {
+		if target, err := os.Readlink("/proc/self/fd/" + fd.Name()); err == nil && target == path {
+			return true
+		}
+	}
+	return false
 }
