@@ -17,11 +17,16 @@ import (
 // Every tracked shell script must check out with LF whatever autocrlf says.
 func TestScriptsKeepLF(t *testing.T) {
 	if _, err := exec.LookPath("git"); err != nil {
-		t.Skip("no git")
+		if os.Getenv("CI") == "true" {
+			t.Fatal("CI=true but git is missing (.ci/run installs it)")
+		}
+		t.Skip("git is not installed: apt-get install git runs this test")
 	}
 	out, err := exec.Command("git", "ls-files", "*.sh").Output()
 	if err != nil {
-		t.Skipf("not a git checkout: %v", err)
+		// A tree exported without its history (a release tarball) has no
+		// attributes to test: not a missing part CI must install.
+		t.Skipf("not a git checkout (run it in a clone): %v", err)
 	}
 	tmp := t.TempDir()
 	for _, f := range strings.Fields(string(out)) {

@@ -90,12 +90,15 @@ func TestScripts(t *testing.T) {
 const bashCompletion = "/usr/share/bash-completion/bash_completion"
 
 // requireInCI fails the run when CI=true and a part that some scripts skip
-// without is missing: .ci/run installs tmux, zsh, fish, bash-completion and procps, and CI must run
+// without is missing: .ci/run installs git, tmux, zsh, fish, bash-completion and procps, and CI must run
 // those scripts rather than skip them. A user's machine skips them, each
 // with its one-line reason.
 func requireInCI(t *testing.T) {
 	if os.Getenv("CI") != "true" {
 		return
+	}
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Fatal("CI=true but git is missing: the spawn_worktree scripts would skip (.ci/run installs it)")
 	}
 	if _, err := exec.LookPath("tmux"); err != nil {
 		t.Fatal("CI=true but tmux is missing: the tmux scripts would skip (.ci/run installs it)")
