@@ -121,7 +121,7 @@ func requireInCI(t *testing.T) {
 // store through every command. The rest test SQLite files (errors.txtar:
 // paths, permissions) or launchers, which the backend does not change.
 var postgresScripts = []string{
-	"readme_walkthrough", "inbox_roundtrip", "inbox_bytes", "ready", "spawn_handshake",
+	"readme_walkthrough", "inbox_roundtrip", "inbox_bytes", "ready", "ready_mark_stray", "spawn_handshake",
 	"spawn_probe", "ask_local", "resume_question", "resume_concurrent", "resume_pause", "resume_crash",
 	"fleet", "inbox_fleet", "slack_question", "slack_approval", "slack_race", "slack_outage",
 	"slack_as_it_stands", "slack_db_outage",

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"fmt"
 	"time"
 )
 
@@ -16,13 +17,31 @@ type ReadyMark struct {
 	ConsumedAt time.Time `json:"consumed_at,omitzero"`
 }
 
-// MarkReady sets the agent's mark for run, replacing any earlier one.
+// ErrMarkStands: the agent's current run has marked, and a mark of another
+// run (an earlier launch's, or one made outside the run) would replace it.
+var ErrMarkStands = errors.New("its current run has marked ready, and a mark of another run would replace that mark and never count")
+
+// MarkReady sets the agent's mark for run, replacing any earlier one but
+// the mark of the agent's current run (ErrMarkStands): a mark that can
+// never count must not erase the one spawn waits for.
 func (d *DB) MarkReady(ctx context.Context, team, name, run string) error {
-	_, err := d.db.ExecContext(ctx,
+	res, err := d.db.ExecContext(ctx,
 		`INSERT INTO ready (team, name, run, marked_at, consumed_at) VALUES (?, ?, ?, ?, NULL)
-		 ON CONFLICT (team, name) DO UPDATE SET run = excluded.run, marked_at = excluded.marked_at, consumed_at = NULL`,
+		 ON CONFLICT (team, name) DO UPDATE SET run = excluded.run, marked_at = excluded.marked_at, consumed_at = NULL
+		 WHERE ready.run = excluded.run
+		    OR NOT EXISTS (SELECT 1 FROM agents a WHERE a.team = ready.team AND a.name = ready.name AND a.run = ready.run)`,
 		team, name, run, nanos(d.now()))
-	return d.fail("mark ready", err)
+	if err != nil {
+		return d.fail("mark ready", err)
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return d.fail("mark ready", err)
+	}
+	if n == 0 {
+		return fmt.Errorf("mark %s/%s ready for run %q: %w", team, name, run, ErrMarkStands)
+	}
+	return nil
 }
 
 // ClearReady removes the agent's mark, whatever run made it.
