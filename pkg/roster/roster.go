@@ -23,6 +23,7 @@ import (
 	"os"
 	"sort"
 	"strconv"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -320,15 +321,13 @@ func Team(ctx context.Context, db *mailbox.DB, team string, here Here) ([]Entry,
 		return nil, err
 	}
 	j := newJudging(agents, here)
-	done := make(chan struct{})
+	var aside sync.WaitGroup
 	if len(j.ids) >= judgeAside {
-		go func() { j.work(); close(done) }()
-	} else {
-		close(done)
+		aside.Go(j.work)
 	}
 	unread, asks, usage, err := teamRecords(ctx, db, team)
 	j.work()
-	<-done
+	aside.Wait()
 	here.alive = j.answers()
 	if err != nil {
 		return nil, err
