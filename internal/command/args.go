@@ -29,9 +29,9 @@ func normalize(app *cli.App, def string, args []string) (out []string, implied b
 			valued = map[string]bool{}
 			collect := func(fs []cli.Flag) {
 				for _, f := range fs {
-					_, isBool := f.(*cli.BoolFlag)
+					d, ok := f.(cli.DocGenerationFlag)
 					for _, n := range f.Names() {
-						valued[n] = !isBool
+						valued[n] = !ok || d.TakesValue()
 					}
 				}
 			}
