@@ -683,7 +683,7 @@ func watch(ctx context.Context, db *mailbox.DB, t *agenttype.Type, req Request, 
 	// exit, which Watch notices; a supervisor killed outright changes nothing,
 	// so re-check liveness every second regardless.
 	var ok bool
-	var err error
+	var err, outage error
 	for {
 		next := time.Now().Add(time.Second)
 		if deadline().Before(next) {
@@ -693,12 +693,22 @@ func watch(ctx context.Context, db *mailbox.DB, t *agenttype.Type, req Request, 
 		if err == nil && !ok && time.Now().Before(deadline()) {
 			ok, err = check()
 		}
-		if mailbox.Disconnected(err) && time.Now().Before(deadline()) && ctx.Err() == nil {
-			continue // the server is restarting: Watch reconnects with backoff
+		if (mailbox.Disconnected(err) || errors.Is(err, mailbox.ErrLocked)) && ctx.Err() == nil {
+			// The server is restarting (Watch reconnects with backoff), or
+			// another process holds the write lock past the busy timeout
+			// (the mark is taken with a write): the agent is up all the
+			// same, so wait on for it as long as the handshake allows, and
+			// past that stop it as any run that was not ready in time.
+			outage = err
+			if time.Now().Before(deadline()) {
+				continue
+			}
+			ok, err = false, nil
 		}
 		if err != nil || ok || !time.Now().Before(deadline()) {
 			break
 		}
+		outage = nil
 	}
 	if err != nil && needMark && ctx.Err() != nil {
 		// Interrupted (Ctrl-C, a resume --watch told to stop) when the
@@ -725,11 +735,18 @@ func watch(ctx context.Context, db *mailbox.DB, t *agenttype.Type, req Request, 
 			if res.Offline {
 				why = "its CLI could not reach its model"
 			}
-			if err := db.SetRunEnd(ctx, runstream.EndTimeout, why, mailbox.AgentRun{Team: req.Team, Name: req.Name, Run: run}); err != nil {
-				return Result{}, err
-			}
+			// The end first, so that it reads timeout rather than stopped;
+			// the stop even when the end cannot be recorded (the mailbox
+			// still locked, say), so that the run is not left running.
+			recErr := db.SetRunEnd(ctx, runstream.EndTimeout, why, mailbox.AgentRun{Team: req.Team, Name: req.Name, Run: run})
 			if _, err := Stop(ctx, db, req.Team, req.Name, StopOptions{Host: req.Host, Grace: req.Grace, Run: run}); err != nil && !errors.Is(err, ErrNotRunning) {
 				return Result{}, err
+			}
+			if recErr != nil {
+				if outage != nil {
+					why += " (the mailbox could not be read meanwhile: " + outage.Error() + ")"
+				}
+				return Result{}, fmt.Errorf("%s/%s was stopped, %s, but its end could not be recorded: %w", req.Team, req.Name, why, recErr)
 			}
 		}
 	}
