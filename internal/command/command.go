@@ -404,6 +404,9 @@ func report(stderr io.Writer, name string, err error) int {
 	}
 	if errors.Is(err, context.Canceled) {
 		fmt.Fprintf(stderr, "%s: interrupted\n", name)
+		if hint != "" {
+			fmt.Fprintf(stderr, "%s: hint: %s\n", name, hint)
+		}
 		return ExitFailure
 	}
 	if !quiet {

@@ -719,6 +719,8 @@ func watch(ctx context.Context, db *mailbox.DB, t *agenttype.Type, req Request, 
 		if m, ok, cerr := db.Ready(context.WithoutCancel(ctx), req.Team, req.Name); cerr == nil && ok && m.Run == run {
 			db.ConsumeReady(context.WithoutCancel(ctx), req.Team, req.Name, run)
 			res.Status, err = StatusReady, nil
+		} else {
+			err = &UnreadyError{Err: err, Team: req.Team, Name: req.Name, Run: run}
 		}
 	}
 	if err != nil {
@@ -773,6 +775,26 @@ func watch(ctx context.Context, db *mailbox.DB, t *agenttype.Type, req Request, 
 		res.Output = LastOutput(res.Agent.Log, OutputLines)
 	}
 	return res, err
+}
+
+// UnreadyError is a handshake interrupted before the agent marked ready.
+// The agent is left running, not stopped: it may be a resume's re-spawn
+// that carries a human's answer, which a stop would lose.
+type UnreadyError struct {
+	Err             error // the interruption (context.Canceled)
+	Team, Name, Run string
+}
+
+func (e *UnreadyError) Error() string {
+	return fmt.Sprintf("%s/%s (run %s) was not ready yet: %v", e.Team, e.Name, e.Run, e.Err)
+}
+
+func (e *UnreadyError) Unwrap() error { return e.Err }
+
+// Hint says the agent is still running and how to stop or follow it.
+func (e *UnreadyError) Hint() string {
+	return fmt.Sprintf("%s/%s is still running, not yet ready: 'spawn stop %s %s' stops it; 'ready check %s %s' says when it is ready",
+		e.Team, e.Name, e.Team, e.Name, e.Team, e.Name)
 }
 
 func waitForExitRecord(ctx context.Context, db *mailbox.DB, team, name, run string) {
