@@ -338,7 +338,7 @@ func TestGitHubFailuresLeaveAsksAwaiting(t *testing.T) {
 		want string
 	}{
 		{"5xx", githubtest.Failure{Count: -1, Status: 502}, "github: 502 Bad Gateway"},
-		{"network", githubtest.Failure{Count: -1, Drop: true}, "github: network unreachable"},
+		{"network", githubtest.Failure{Count: -1, Drop: true}, "github: connection dropped"},
 		{"401", githubtest.Failure{Count: -1, Status: 401, Message: "Bad credentials"}, "github: 401 Unauthorized"},
 		{"403", githubtest.Failure{Count: -1, Status: 403, Message: "Resource not accessible"}, "github: 403 Forbidden"},
 		{"404", githubtest.Failure{Count: -1, Status: 404}, "github: 404 Not Found"},

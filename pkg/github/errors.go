@@ -4,9 +4,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"net/url"
 	"strings"
+	"syscall"
 	"time"
 )
 
@@ -94,14 +96,20 @@ type NetworkError struct {
 	Err      error
 }
 
-// Error says in plain words that the network is unreachable.
+// Error says in plain words what failed: the network was unreachable, or
+// the server took the request and closed the connection before a whole
+// response (a proxy or GitHub cutting it off, not a network that is down).
 func (e *NetworkError) Error() string {
 	host := e.URL
 	if u, err := url.Parse(e.URL); err == nil && u.Host != "" {
 		host = u.Host
 	}
-	return fmt.Sprintf("github: network unreachable: cannot reach %s (%s %s, gave up after %d attempt(s)): %v",
-		host, e.Method, urlPath(e.URL), e.Attempts, e.Err)
+	what := "network unreachable: cannot reach " + host
+	if errors.Is(e.Err, io.EOF) || errors.Is(e.Err, io.ErrUnexpectedEOF) || errors.Is(e.Err, syscall.ECONNRESET) {
+		what = "connection dropped: " + host + " closed it before a whole response"
+	}
+	return fmt.Sprintf("github: %s (%s %s, gave up after %d attempt(s)): %v",
+		what, e.Method, urlPath(e.URL), e.Attempts, e.Err)
 }
 
 // Unwrap exposes both ErrUnavailable and the underlying transport error.

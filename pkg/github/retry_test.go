@@ -256,6 +256,14 @@ func TestAPIErrorMessage(t *testing.T) {
 	if !errors.Is(ne, ErrUnavailable) {
 		t.Error("NetworkError is not ErrUnavailable")
 	}
+	// A connection the server closed mid-response is not a network that
+	// is down.
+	for _, cut := range []error{io.EOF, io.ErrUnexpectedEOF, &url.Error{Op: "Get", URL: "https://api.github.com/user", Err: io.EOF}} {
+		ne = &NetworkError{Method: "GET", URL: "https://api.github.com/user", Attempts: 4, Err: cut}
+		if got := ne.Error(); !strings.HasPrefix(got, "github: connection dropped: api.github.com closed it before a whole response (GET /user, gave up after 4 attempt(s)): ") {
+			t.Errorf("NetworkError of %v = %q", cut, got)
+		}
+	}
 }
 
 func TestNextLink(t *testing.T) {
