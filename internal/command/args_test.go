@@ -2,7 +2,9 @@ package command
 
 import (
 	"reflect"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/urfave/cli/v2"
 )
@@ -63,5 +65,26 @@ func TestQuoteValue(t *testing.T) {
 		if got := QuoteValue(in); got != want {
 			t.Errorf("QuoteValue(%q) = %s, want %s", in, got, want)
 		}
+	}
+}
+
+// A duration written correctly but too long for a time.Duration is out of
+// range, not "not a duration"; a typo still is not one.
+func TestParseDurationRange(t *testing.T) {
+	for s, want := range map[string]string{
+		"99999999h":        `"99999999h" is out of range`,
+		"2562048h":         `"2562048h" is out of range`,
+		"-99999999h":       `"-99999999h" is out of range`,
+		"9999999999999m1s": `"9999999999999m1s" is out of range`,
+		"99999999x":        `"99999999x" is not a duration`,
+		"1h1":              `"1h1" is not a duration`,
+		"h":                `"h" is not a duration`,
+	} {
+		if _, err := ParseDuration(s); err == nil || !strings.HasPrefix(err.Error(), want) {
+			t.Errorf("ParseDuration(%q) = %v, want %s…", s, err, want)
+		}
+	}
+	if d, err := ParseDuration("2562047h"); err != nil || d != 2562047*time.Hour {
+		t.Errorf("ParseDuration(2562047h) = %v, %v", d, err)
 	}
 }

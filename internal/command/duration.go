@@ -47,9 +47,45 @@ func ParseDuration(s string) (time.Duration, error) {
 	}
 	d, err := time.ParseDuration(s)
 	if err != nil {
+		if tooLong(s) {
+			return 0, fmt.Errorf("%q is out of range (at most 2562047h, about 292 years)", s)
+		}
 		return 0, fmt.Errorf("%q is not a duration (want seconds such as 60, or 90s, 10m, 1h, 30d)", s)
 	}
 	return d, nil
+}
+
+// units are time.ParseDuration's, in seconds.
+var units = map[string]float64{"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "μs": 1e-6, "ms": 1e-3, "s": 1, "m": 60, "h": 3600}
+
+// tooLong reports whether s is written as time.ParseDuration reads a
+// duration but is longer than a time.Duration holds, which ParseDuration
+// refuses in the same words as a typo.
+func tooLong(s string) bool {
+	s = strings.TrimLeft(s, "+-")
+	var secs float64
+	for s != "" {
+		n := strings.IndexFunc(s, func(r rune) bool { return (r < '0' || r > '9') && r != '.' })
+		if n <= 0 {
+			return false
+		}
+		f, err := strconv.ParseFloat(s[:n], 64)
+		if err != nil {
+			return false
+		}
+		s = s[n:]
+		u := strings.IndexFunc(s, func(r rune) bool { return r >= '0' && r <= '9' || r == '.' })
+		if u < 0 {
+			u = len(s)
+		}
+		unit, ok := units[s[:u]]
+		if !ok {
+			return false
+		}
+		secs += f * unit
+		s = s[u:]
+	}
+	return secs*1e9 >= 1<<63
 }
 
 func secondsOf(f float64, s string, unit time.Duration) (time.Duration, error) {
