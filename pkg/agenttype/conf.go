@@ -535,6 +535,18 @@ func (v Vars) lookup(name string) string {
 // E2BIG, so Argv refuses them up front with an explanation.
 const MaxArgLen = 128*1024 - 1
 
+// TooLongError is a command too long for the operating system to start it
+// with (one argument on Linux, the whole command line on Windows): what
+// makes it so is the briefing, given in an argument (boot=argv).
+type TooLongError struct{ Reason string }
+
+func (e *TooLongError) Error() string { return e.Reason }
+
+// Hint names the boot modes that take a briefing of any size.
+func (e *TooLongError) Hint() string {
+	return "deliver a briefing this large with boot=file or boot=stdin"
+}
+
 // Argv returns the command with its placeholders replaced by vars. Each
 // placeholder is replaced inside the argument that holds it, in one pass over
 // the configured text, so a value that itself contains "{name}" stays as it is
@@ -571,7 +583,7 @@ func (c Conf) Argv(vars Vars) ([]string, error) {
 		b.WriteString(w[last:])
 		arg := b.String()
 		if len(arg) > MaxArgLen {
-			return nil, fmt.Errorf("command argument %d is %d bytes, over the %d-byte limit Linux puts on one argument; deliver a briefing this large with boot=file or boot=stdin", i, len(arg), MaxArgLen)
+			return nil, &TooLongError{fmt.Sprintf("command argument %d is %d bytes, over the %d-byte limit Linux puts on one argument", i, len(arg), MaxArgLen)}
 		}
 		if strings.IndexByte(arg, 0) >= 0 {
 			return nil, fmt.Errorf("command argument %d contains a NUL byte, which no argument can carry", i)

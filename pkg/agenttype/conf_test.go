@@ -248,8 +248,9 @@ func TestArgvErrors(t *testing.T) {
 	}
 	big := strings.Repeat("x", MaxArgLen+1)
 	_, err := c.Argv(Vars{Prompt: big, Workdir: "/w"})
-	if err == nil || !strings.Contains(err.Error(), "boot=file") {
-		t.Errorf("Argv with a %d-byte prompt: %v, want an error suggesting boot=file", len(big), err)
+	var tooLong *TooLongError
+	if !errors.As(err, &tooLong) || !strings.Contains(tooLong.Hint(), "boot=file") {
+		t.Errorf("Argv with a %d-byte prompt: %v, want an error whose hint suggests boot=file", len(big), err)
 	}
 	if _, err := c.Argv(Vars{Prompt: big[:MaxArgLen], Workdir: "/w"}); err != nil {
 		t.Errorf("Argv with a prompt of exactly MaxArgLen bytes: %v", err)

@@ -159,7 +159,7 @@ func CommandLineFits(argv []string) error {
 		}
 	}
 	if n > maxCmdLine {
-		return fmt.Errorf("its command line is %d characters, over the %d Windows takes; deliver a briefing this large with boot=file or boot=stdin", n, maxCmdLine)
+		return fmt.Errorf("its command line is %d characters, over the %d Windows takes", n, maxCmdLine)
 	}
 	return nil
 }

@@ -2,6 +2,7 @@ package spawn
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -58,7 +59,7 @@ func TestLongCommandLineWindows(t *testing.T) {
 		}
 		err = j.writeRun()
 		switch {
-		case tt.refused && (err == nil || !strings.Contains(err.Error(), "boot=file or boot=stdin")):
+		case tt.refused && !errors.As(err, new(*agenttype.TooLongError)):
 			t.Errorf("a %d-byte briefing as an argument: %v, want it refused before launch", len(tt.task), err)
 		case !tt.refused && err != nil:
 			t.Errorf("a %d-byte briefing as an argument: %v", len(tt.task), err)

@@ -461,7 +461,7 @@ func (j *job) writeRun() error {
 		return fmt.Errorf("type %s: %w", t.Name, err)
 	}
 	if err := launch.CommandLineFits(argv); err != nil {
-		return fmt.Errorf("type %s: %w", t.Name, err)
+		return fmt.Errorf("type %s: %w", t.Name, &agenttype.TooLongError{Reason: err.Error()})
 	}
 	j.spec = launch.Spec{Argv: argv, Env: j.env, Dir: req.Workdir, Log: j.logFile, DB: j.dbPath, Team: req.Team, Name: req.Name, Run: j.run,
 		Host: req.Host, Heartbeat: req.Heartbeat, Grace: req.Grace, Tmux: t.Conf.Launch == agenttype.LaunchTmux, Ask: req.Ask,
