@@ -115,8 +115,23 @@ func testDrainOnClaim(t *testing.T, be backend) {
 	if n := count(t, raw(t, path), `SELECT count(*) FROM messages WHERE claim_token IS NOT NULL OR lease_until IS NOT NULL`); n != 0 {
 		t.Fatalf("%d messages leased after a drain interrupted in its claim", n)
 	}
+	// On PostgreSQL the interrupted claim's transaction ends when the
+	// server sees its connection close (database/sql closes it on the
+	// context's end, on its own goroutine): until then its row lock makes
+	// the next drain skip the message, which it then gets.
 	other := open(t, path, c)
-	if got, err := other.Drain(context.Background(), "t", "w", 0, keep(new([]mailbox.Message))); err != nil || !equalIDs(ids(got), []int64{m.ID}) {
-		t.Fatalf("the next drain got %v (%v); want message %d at once", ids(got), err, m.ID)
+	deadline := time.Now().Add(time.Minute)
+	for {
+		got, err := other.Drain(context.Background(), "t", "w", 0, keep(new([]mailbox.Message)))
+		if err != nil || len(got) > 0 && !equalIDs(ids(got), []int64{m.ID}) {
+			t.Fatalf("the next drain got %v (%v); want message %d", ids(got), err, m.ID)
+		}
+		if len(got) > 0 {
+			break
+		}
+		if be.name == sqliteBackend.name || time.Now().After(deadline) {
+			t.Fatalf("the next drain got nothing; want message %d", m.ID)
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 }
