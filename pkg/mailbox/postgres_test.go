@@ -7,6 +7,7 @@ package mailbox_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io/fs"
 	"net"
 	"net/url"
@@ -319,5 +320,57 @@ func TestPostgresLongSchema(t *testing.T) {
 	db := open(t, in(strings.Repeat("s", 55)), nil)
 	if _, err := db.Send(context.Background(), mailbox.Message{Team: "t", From: "a", To: "b", Body: "hi"}); err != nil {
 		t.Fatalf("Send in a 55-byte schema: %v", err)
+	}
+}
+
+// A database whose DBA made every transaction serializable by default
+// (default_transaction_isolation) is used as teamkit is built for, read
+// committed: drains side by side share out the inbox without the
+// serialization failures (SQLSTATE 40001) that isolation raises between
+// them, each message delivered once.
+func TestPostgresSerializableDefault(t *testing.T) {
+	url := pgtest.URL(t)
+	ctx := context.Background()
+	if _, err := raw(t, url).ExecContext(ctx, `DO $$ BEGIN
+		EXECUTE format('ALTER DATABASE %I SET default_transaction_isolation = %L', current_database(), 'serializable');
+	END $$`); err != nil {
+		t.Fatal(err)
+	}
+	db := open(t, url, nil)
+	const n = 300
+	for i := range n {
+		send(t, db, "t", "s", "w", fmt.Sprint(i))
+	}
+	var mu sync.Mutex
+	seen := map[int64]int{}
+	var wg sync.WaitGroup
+	for range 6 {
+		d := open(t, url, nil)
+		wg.Go(func() {
+			for !t.Failed() {
+				got, err := d.Drain(ctx, "t", "w", 5, func([]mailbox.Message) error { return nil })
+				if err != nil {
+					t.Errorf("drain: %v", err)
+					return
+				}
+				if len(got) == 0 {
+					return
+				}
+				mu.Lock()
+				for _, m := range got {
+					seen[m.ID]++
+				}
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	for id, k := range seen {
+		if k != 1 {
+			t.Errorf("message %d delivered %d times", id, k)
+		}
+	}
+	if len(seen) != n {
+		t.Errorf("%d of %d messages delivered", len(seen), n)
 	}
 }

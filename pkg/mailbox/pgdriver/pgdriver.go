@@ -54,6 +54,13 @@ func (client) Connector(rawURL string, o mailbox.PostgresOptions) (driver.Connec
 	// The busy timeout is how long a statement waits for a lock (another
 	// process's serialized transaction, a row it holds).
 	cfg.RuntimeParams["lock_timeout"] = fmt.Sprint(o.LockTimeout.Milliseconds())
+	// The mailbox is built on read committed: its claims skip the rows
+	// another drain has locked, its serialized writes take an advisory
+	// lock. A database (or a URL) that makes every transaction repeatable
+	// read or serializable would fail drains side by side with
+	// serialization errors instead; teamkit's sessions are read committed
+	// whatever the default.
+	cfg.RuntimeParams["default_transaction_isolation"] = "read committed"
 	if !strings.Contains(rawURL, "default_query_exec_mode") {
 		// Every command is a short process that runs each query once or
 		// twice: one round trip each, instead of prepare-then-execute.
