@@ -29,9 +29,9 @@ func normalize(app *cli.App, def string, args []string) (out []string, implied b
 			valued = map[string]bool{}
 			collect := func(fs []cli.Flag) {
 				for _, f := range fs {
-					d, ok := f.(cli.DocGenerationFlag)
+					_, isBool := f.(*cli.BoolFlag)
 					for _, n := range f.Names() {
-						valued[n] = !ok || d.TakesValue()
+						valued[n] = !isBool
 					}
 				}
 			}

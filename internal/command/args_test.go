@@ -32,14 +32,9 @@ func TestNormalize(t *testing.T) {
 		{"drain", []string{"inbox", "--help"}, []string{"inbox", "--help"}},
 		{"drain", []string{"inbox"}, []string{"inbox", "drain"}},
 	}
-	for _, named := range []bool{false, true} {
-		if named {
-			nameFlags(app) // as prepare leaves them
-		}
-		for _, c := range cases {
-			if got, _, _ := normalize(app, c.def, c.in); !reflect.DeepEqual(got, c.want) {
-				t.Errorf("normalize(%q) (named %v) = %q, want %q", c.in, named, got, c.want)
-			}
+	for _, c := range cases {
+		if got, _, _ := normalize(app, c.def, c.in); !reflect.DeepEqual(got, c.want) {
+			t.Errorf("normalize(%q) = %q, want %q", c.in, got, c.want)
 		}
 	}
 }

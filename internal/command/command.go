@@ -224,7 +224,6 @@ func prepare(app App, env *Env) *cli.App {
 	for _, c := range a.Commands {
 		setUsageError(c)
 	}
-	nameFlags(a)
 	catchAtStart(a, app.Quick)
 	if a.Action == nil && len(a.Commands) > 0 {
 		// Without this, urfave/cli answers a mistyped verb with "No help
@@ -354,10 +353,10 @@ func badFlagValue(flags []cli.Flag, value, name, reason string) error {
 		if !slices.Contains(f.Names(), name) {
 			continue
 		}
-		switch whole, number := numberKind(f); {
-		case whole:
+		switch f.(type) {
+		case *cli.IntFlag, *cli.Int64Flag, *cli.UintFlag, *cli.Uint64Flag:
 			return fmt.Errorf("--%s %q: want a whole number, such as --%s 3", name, value, name)
-		case number:
+		case *cli.Float64Flag:
 			return fmt.Errorf("--%s %q: want a number, such as --%s 10 or --%s 2.5", name, value, name, name)
 		}
 	}

@@ -49,8 +49,7 @@ func Version() string {
 
 func init() {
 	// --version only: -v is left free for the commands.
-	cli.VersionFlag = named(&cli.BoolFlag{Name: "version", Usage: "print the version and exit"})
-	cli.HelpFlag = named(cli.HelpFlag)
+	cli.VersionFlag = &cli.BoolFlag{Name: "version", Usage: "print the version and exit"}
 	cli.VersionPrinter = func(c *cli.Context) {
 		c.App.Writer.Write([]byte(c.App.Name + " (teamkit) " + c.App.Version + "\n"))
 	}
