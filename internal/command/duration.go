@@ -55,8 +55,25 @@ func ParseDuration(s string) (time.Duration, error) {
 	return d, nil
 }
 
-// units are time.ParseDuration's, in seconds.
-var units = map[string]float64{"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "μs": 1e-6, "ms": 1e-3, "s": 1, "m": 60, "h": 3600}
+// unitSeconds is one of time.ParseDuration's units in seconds (a switch,
+// not a map: every command would build the map as it starts).
+func unitSeconds(u string) (float64, bool) {
+	switch u {
+	case "ns":
+		return 1e-9, true
+	case "us", "µs", "μs":
+		return 1e-6, true
+	case "ms":
+		return 1e-3, true
+	case "s":
+		return 1, true
+	case "m":
+		return 60, true
+	case "h":
+		return 3600, true
+	}
+	return 0, false
+}
 
 // tooLong reports whether s is written as time.ParseDuration reads a
 // duration but is longer than a time.Duration holds, which ParseDuration
@@ -78,7 +95,7 @@ func tooLong(s string) bool {
 		if u < 0 {
 			u = len(s)
 		}
-		unit, ok := units[s[:u]]
+		unit, ok := unitSeconds(s[:u])
 		if !ok {
 			return false
 		}
