@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/teamkit/teamkit/pkg/github"
 	"github.com/teamkit/teamkit/pkg/mailbox"
@@ -131,8 +132,17 @@ func (d Deciders) IDs() []string {
 	return out
 }
 
-// Has reports whether login is a decider.
-func (d Deciders) Has(login string) bool { return d.logins[strings.ToLower(login)] }
+// Has reports whether login is a decider. Case is folded in ASCII only:
+// GitHub logins and Slack IDs are ASCII, and Unicode's folding would let
+// a login that is not the decider's match it (a Kelvin sign folds to k).
+func (d Deciders) Has(login string) bool {
+	for i := 0; i < len(login); i++ {
+		if login[i] >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return d.logins[strings.ToLower(login)]
+}
 
 // Len is the number of deciders.
 func (d Deciders) Len() int { return len(d.logins) }

@@ -68,6 +68,10 @@ func TestParseDeciders(t *testing.T) {
 	if err != nil || !d.Configured || !d.Has("ERIN") || !d.Has("frank") || d.Has("mallory") || d.Len() != 2 {
 		t.Errorf("list: %+v %v", d, err)
 	}
+	// Case folds in ASCII only: a Kelvin sign (U+212A) is not a k.
+	if d := mustDeciders(t, "kate"); !d.Has("KATE") || d.Has("\u212aate") || d.Has("\u212aATE") {
+		t.Errorf("kate: Has(KATE) %v, Has(\u212aate) %v", d.Has("KATE"), d.Has("\u212aate"))
+	}
 	d, err = ParseDeciders("@"+file, os.ReadFile)
 	if err != nil || !d.Has("erin") || !d.Has("frank") || !d.Has("bot-1[bot]") || d.Len() != 3 {
 		t.Errorf("file: %+v %v", d, err)
