@@ -14,7 +14,7 @@ import (
 const (
 	StateStarting = "starting" // recorded, process not yet up
 	StateRunning  = "running"  // process up, not (yet) confirmed ready
-	StateReady    = "ready"    // this run's ready mark was observed
+	StateReady    = "ready"    // this run has marked ready
 	StateExited   = "exited"   // process ended; ExitCode says how
 	StateFailed   = "failed"   // the launch itself failed
 )

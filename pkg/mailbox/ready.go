@@ -41,7 +41,13 @@ func (d *DB) MarkReady(ctx context.Context, team, name, run string) error {
 	if n == 0 {
 		return fmt.Errorf("mark %s/%s ready for run %q: %w", team, name, run, ErrMarkStands)
 	}
-	return nil
+	// The run is ready from its mark on, whether or not a spawn waits to
+	// take the mark (a type without a handshake, a spawn interrupted): the
+	// roster says so at once. A run not yet recorded running, or ended, or
+	// not the agent's current one is left as it is.
+	_, err = d.db.ExecContext(ctx, `UPDATE agents SET state = ?, updated_at = `+d.clockSQL()+`
+		WHERE team = ? AND name = ? AND run = ? AND state = ?`, StateReady, d.stamp(), team, name, run, StateRunning)
+	return d.fail("mark ready", err)
 }
 
 // ClearReady removes the agent's mark, whatever run made it.
