@@ -701,6 +701,14 @@ func watch(ctx context.Context, db *mailbox.DB, t *agenttype.Type, req Request, 
 			// past that stop it as any run that was not ready in time.
 			outage = err
 			if time.Now().Before(deadline()) {
+				// A moment between tries: a busy timeout set near zero
+				// fails each one at once.
+				t := time.NewTimer(min(time.Until(deadline()), outagePause))
+				select {
+				case <-ctx.Done():
+				case <-t.C:
+				}
+				t.Stop()
 				continue
 			}
 			ok, err = false, nil
@@ -796,6 +804,10 @@ func (e *UnreadyError) Hint() string {
 	return fmt.Sprintf("%s/%s is still running, not yet ready: 'spawn stop %s %s' stops it; 'ready check %s %s' says when it is ready",
 		e.Team, e.Name, e.Team, e.Name, e.Team, e.Name)
 }
+
+// outagePause is how long watch waits between looks at a mailbox that is
+// locked or unreachable.
+const outagePause = 250 * time.Millisecond
 
 func waitForExitRecord(ctx context.Context, db *mailbox.DB, team, name, run string) {
 	db.Watch(ctx, team, time.Now().Add(5*time.Second), func() (bool, error) {
