@@ -11,6 +11,9 @@
 set -eu
 dir=$(mktemp -d "${TMPDIR:-/tmp}/teamkit-demo.XXXXXX")
 trap 'rm -rf "$dir"' EXIT
+# HUP too: a closed terminal ends the demo as Ctrl-C does, through the
+# EXIT trap (a signal with no trap would kill the shell without running it).
+trap 'exit 129' HUP
 trap 'exit 130' INT TERM
 export TEAMKIT_DB="$dir/teamkit.db" XDG_STATE_HOME="$dir/state"
 
