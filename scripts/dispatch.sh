@@ -32,25 +32,35 @@ sent=$(inbox send "$team" "$agent" --from "$me" -- "$task") || exit 1
 id=${sent#id=}
 echo "dispatch: queued $sent for $team/$agent"
 
+replied=
 spawn "$type" "$agent" --team "$team"
 case $? in
 0) ;;
 2)
-	echo "dispatch: $team/$agent did not become ready (see the status line and log above)" >&2
-	exit 2
+	# Exit 2 is also an agent that ended before spawn saw it ready: one of a
+	# type without a handshake that did its task and exited within spawn's
+	# watch. A reply it already sent is the task done.
+	if inbox "$team" "$me" --reply-to "$id" --wait 0 2>/dev/null; then
+		replied=yes
+	else
+		echo "dispatch: $team/$agent did not become ready (see the status line and log above)" >&2
+		exit 2
+	fi
 	;;
 *) exit 1 ;;
 esac
 
-inbox "$team" "$me" --reply-to "$id" --wait "${REPLY_WAIT:-600s}"
-case $? in
-0) ;;
-2)
-	echo "dispatch: no reply to message $id from $team/$agent in ${REPLY_WAIT:-600s}" >&2
-	exit 2
-	;;
-*) exit 1 ;;
-esac
+if [ -z "$replied" ]; then
+	inbox "$team" "$me" --reply-to "$id" --wait "${REPLY_WAIT:-600s}"
+	case $? in
+	0) ;;
+	2)
+		echo "dispatch: no reply to message $id from $team/$agent in ${REPLY_WAIT:-600s}" >&2
+		exit 2
+		;;
+	*) exit 1 ;;
+	esac
+fi
 
 # Anything still unread past STALE_MIN minutes is somebody's lost work.
 stale "$team" --min "${STALE_MIN:-10}"
