@@ -27,20 +27,48 @@ fi
 team=$1 type=$2 agent=$3 task=$4
 me=${DISPATCHER:-dispatch}
 
+# run CMD…: run a teamkit command and wait for it, so that a signal to this
+# script (kill PID, a supervisor's SIGTERM) stops the command too: a stopped
+# dispatch leaves no inbox --wait behind to take its reply later, nor a spawn
+# still waiting for the handshake. The command runs in the background, which
+# a sh waiting for it leaves for a trap at once; fd 3 gives it our stdin
+# (sh gives a background command /dev/null).
+child=
+run() {
+	"$@" <&3 3<&- &
+	child=$!
+	wait "$child"
+	rc=$?
+	child=
+	return "$rc"
+}
+stop() {
+	trap '' HUP INT TERM
+	if [ -n "$child" ]; then
+		kill -TERM "$child" 2>/dev/null
+		wait "$child"
+	fi
+	exit "$1"
+}
+trap 'stop 129' HUP
+trap 'stop 130' INT
+trap 'stop 143' TERM
+{ command exec 3<&0; } 2>/dev/null || exec 3</dev/null
+
 # "--" ends the flags, so a task that starts with "-" is still a task.
 sent=$(inbox send "$team" "$agent" --from "$me" -- "$task") || exit 1
 id=${sent#id=}
 echo "dispatch: queued $sent for $team/$agent"
 
 replied=
-spawn "$type" "$agent" --team "$team"
+run spawn "$type" "$agent" --team "$team"
 case $? in
 0) ;;
 2)
 	# Exit 2 is also an agent that ended before spawn saw it ready: one of a
 	# type without a handshake that did its task and exited within spawn's
 	# watch. A reply it already sent is the task done.
-	if inbox "$team" "$me" --reply-to "$id" --wait 0 2>/dev/null; then
+	if run inbox "$team" "$me" --reply-to "$id" --wait 0 2>/dev/null; then
 		replied=yes
 	else
 		echo "dispatch: $team/$agent did not become ready (see the status line and log above)" >&2
@@ -51,7 +79,7 @@ case $? in
 esac
 
 if [ -z "$replied" ]; then
-	inbox "$team" "$me" --reply-to "$id" --wait "${REPLY_WAIT:-600s}"
+	run inbox "$team" "$me" --reply-to "$id" --wait "${REPLY_WAIT:-600s}"
 	case $? in
 	0) ;;
 	2)
@@ -63,4 +91,4 @@ if [ -z "$replied" ]; then
 fi
 
 # Anything still unread past STALE_MIN minutes is somebody's lost work.
-stale "$team" --min "${STALE_MIN:-10}"
+run stale "$team" --min "${STALE_MIN:-10}"
