@@ -359,7 +359,11 @@ func identityColumns(ctx context.Context, tx *sql.Tx) ([]string, error) {
 		WHERE table_schema = current_schema() AND is_identity = 'YES'`)
 }
 
-// lastIDs is each identity sequence's last value (0 when never used).
+// lastIDs is, per identity sequence, the last id it handed out (0 when
+// never used). A sequence that afterCopy set (is_called false, last_value
+// the next id) has handed out the one before last_value, though it has
+// never been called: pg_sequence_last_value says NULL for it, and a copy of
+// a copy reused the ids of the first mailbox.
 func (pgBackend) lastIDs(ctx context.Context, tx *sql.Tx) (map[string]int64, error) {
 	cols, err := identityColumns(ctx, tx)
 	if err != nil {
@@ -368,8 +372,12 @@ func (pgBackend) lastIDs(ctx context.Context, tx *sql.Tx) (map[string]int64, err
 	out := map[string]int64{}
 	for _, tc := range cols {
 		t, c, _ := strings.Cut(tc, ".")
+		var seq string
+		if err := tx.QueryRowContext(ctx, `SELECT pg_get_serial_sequence(?, ?)`, t, c).Scan(&seq); err != nil {
+			return nil, err
+		}
 		var n int64
-		if err := tx.QueryRowContext(ctx, `SELECT coalesce(pg_sequence_last_value(pg_get_serial_sequence(?, ?)::regclass), 0)`, t, c).Scan(&n); err != nil {
+		if err := tx.QueryRowContext(ctx, `SELECT CASE WHEN is_called THEN last_value ELSE last_value - 1 END FROM `+seq).Scan(&n); err != nil {
 			return nil, err
 		}
 		out[t] = n
