@@ -86,6 +86,12 @@ func Copy(ctx context.Context, src, dst *DB) ([]TableCount, error) {
 			}
 			for _, t := range tables {
 				n, err := copyTable(ctx, stx, dtx, t)
+				var se sourceError
+				if errors.As(err, &se) {
+					// The source's failure (a damaged page, say), in its
+					// name: the target is fine, and left empty.
+					return src.fail("copy mailbox", fmt.Errorf("copy table %s: %w", t, se.err))
+				}
 				if err != nil {
 					return fmt.Errorf("copy table %s: %w", t, err)
 				}
@@ -97,16 +103,24 @@ func Copy(ctx context.Context, src, dst *DB) ([]TableCount, error) {
 	return out, err
 }
 
-// copyTable copies table t row by row, a few hundred rows per INSERT.
+// sourceError is copyTable's failure to read the source (as opposed to
+// writing the target), for Copy to report in the source's name.
+type sourceError struct{ err error }
+
+func (e sourceError) Error() string { return e.err.Error() }
+func (e sourceError) Unwrap() error { return e.err }
+
+// copyTable copies table t row by row, a few hundred rows per INSERT. A
+// failure to read the source is a sourceError.
 func copyTable(ctx context.Context, stx, dtx *sql.Tx, t string) (int64, error) {
 	rows, err := stx.QueryContext(ctx, `SELECT * FROM `+t)
 	if err != nil {
-		return 0, err
+		return 0, sourceError{err}
 	}
 	defer rows.Close()
 	cols, err := rows.Columns()
 	if err != nil {
-		return 0, err
+		return 0, sourceError{err}
 	}
 	per := max(1, min(500, 30000/len(cols)))
 	one := "(" + strings.TrimSuffix(strings.Repeat("?, ", len(cols)), ", ") + ")"
@@ -129,7 +143,7 @@ func copyTable(ctx context.Context, stx, dtx *sql.Tx, t string) (int64, error) {
 			ptrs[i] = &vals[i]
 		}
 		if err := rows.Scan(ptrs...); err != nil {
-			return n, err
+			return n, sourceError{err}
 		}
 		for i, v := range vals {
 			if b, ok := v.([]byte); ok {
@@ -145,7 +159,7 @@ func copyTable(ctx context.Context, stx, dtx *sql.Tx, t string) (int64, error) {
 		}
 	}
 	if err := rows.Err(); err != nil {
-		return n, err
+		return n, sourceError{err}
 	}
 	return n, flush()
 }
