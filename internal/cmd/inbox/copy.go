@@ -2,6 +2,9 @@ package inbox
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -50,8 +53,13 @@ func parseCopy(c *cli.Context, env *command.Env) (*copyOptions, error) {
 	if to == "" {
 		return nil, command.WithHint(command.Usagef("missing --to DB"), "inbox copy --to postgres://user@host/teamkit")
 	}
-	if from, _ := command.DBPath(c, env); sameMailbox(from, to) {
+	from, _ := command.DBPath(c, env)
+	if sameMailbox(from, to) {
 		return nil, command.Usagef("--to is the mailbox being copied")
+	}
+	if _, err := os.Stat(from); !mailbox.IsURL(from) && errors.Is(err, fs.ErrNotExist) {
+		// Opening it would make an empty mailbox, and copy nothing.
+		return nil, noSource(from)
 	}
 	return &copyOptions{
 		JSON:       c.Bool("json"),
@@ -79,9 +87,20 @@ func sameMailbox(a, b string) bool {
 	return errA == nil && errB == nil && aa == ab
 }
 
+// noSource is copy's refusal of a source that holds no mailbox: a typo
+// in --db or TEAMKIT_DB, most likely.
+func noSource(from string) error {
+	return command.WithHint(fmt.Errorf("%s: no mailbox to copy there", from),
+		"give the mailbox to copy: inbox copy --db SOURCE --to DB")
+}
+
 // run copies the command's mailbox, src, into --to: how a team moves from
 // SQLite to PostgreSQL (docs/SCALING.md). One line says what was copied.
 func (o *copyOptions) run(ctx context.Context, env *command.Env, src *mailbox.DB) error {
+	if src.Created() {
+		// A PostgreSQL database that held no mailbox until now.
+		return noSource(src.Path())
+	}
 	dst, err := o.OpenTarget(ctx)
 	if err != nil {
 		return err
