@@ -125,7 +125,7 @@ var postgresScripts = []string{
 	"spawn_probe", "ask_local", "resume_question", "resume_concurrent", "resume_pause", "resume_crash",
 	"fleet", "inbox_fleet", "slack_question", "slack_approval", "slack_race", "slack_outage",
 	"slack_as_it_stands", "slack_db_outage",
-	"inbox_copy", "inbox_copy_pruned_ids", "inbox_copy_twice", "inbox_copy_no_source", "proc_hosts", "proc_stop", "proc_supervisor_crash", "resume_two_hosts", "inbox_slow_reader", "inbox_interrupt", "resume_stalled_reader", "resume_host", "proc_legacy_record",
+	"inbox_copy", "inbox_copy_pruned_ids", "inbox_copy_twice", "inbox_copy_no_source", "inbox_copy_self_postgres", "proc_hosts", "proc_stop", "proc_supervisor_crash", "resume_two_hosts", "inbox_slow_reader", "inbox_interrupt", "resume_stalled_reader", "resume_host", "proc_legacy_record",
 	"resume_delivery",
 	"proc_clock_skew", "restart_waits", "inbox_wake", "exit_spool", "spawn_queue", "spawn_burst", "spawn_worktree", "run_records",
 	"activity",

@@ -163,3 +163,24 @@ func copyTable(ctx context.Context, stx, dtx *sql.Tx, t string) (int64, error) {
 	}
 	return n, flush()
 }
+
+// Same reports whether a and b are one PostgreSQL mailbox reached by two
+// URLs (another spelling of the host, a parameter more): the same server
+// (its system identifier and start time), database and schema. Copying a
+// mailbox into itself would wait on its own lock. Files are compared by
+// path before they are opened; a server that will not say is taken for
+// another.
+func Same(ctx context.Context, a, b *DB) bool {
+	_, pa := a.be.(pgBackend)
+	_, pb := b.be.(pgBackend)
+	if !pa || !pb {
+		return false
+	}
+	const q = `SELECT system_identifier::text || ' ' || pg_postmaster_start_time()::text || ' ' || current_database() || ' ' || current_schema()
+		FROM pg_control_system()`
+	var ia, ib string
+	if a.db.QueryRowContext(ctx, q).Scan(&ia) != nil || b.db.QueryRowContext(ctx, q).Scan(&ib) != nil {
+		return false
+	}
+	return ia == ib
+}

@@ -106,6 +106,9 @@ func (o *copyOptions) run(ctx context.Context, env *command.Env, src *mailbox.DB
 		return err
 	}
 	defer dst.Close()
+	if mailbox.Same(ctx, src, dst) {
+		return command.Usagef("--to is the mailbox being copied")
+	}
 	counts, err := mailbox.Copy(ctx, src, dst)
 	if err != nil {
 		return err
