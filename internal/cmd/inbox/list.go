@@ -80,6 +80,12 @@ func (o *listOptions) run(ctx context.Context, env *command.Env, db *mailbox.DB)
 		return table.add(m)
 	})
 	if err != nil {
+		// The rows read before the failure, each whole: the buffer may
+		// end in the middle of one.
+		if table != nil {
+			table.flush()
+		}
+		out.Flush()
 		return err
 	}
 	if table != nil {
