@@ -8,7 +8,8 @@
 # 1. queue the task in the agent's inbox (before the agent exists: the
 #    briefing tells it to drain its inbox first thing);
 # 2. spawn the agent and, for handshake types, block until its own run
-#    marks ready;
+#    marks ready (an agent of a type without one that replied and exited
+#    within spawn's watch has done its task);
 # 3. wait for the reply to that task — only replies to its id, so any number
 #    of dispatches can run at once from the same DISPATCHER inbox, each
 #    getting its own reply;
@@ -17,7 +18,9 @@
 # Environment: TEAMKIT_DB (the mailbox), DISPATCHER (our inbox name, default
 # "dispatch"), REPLY_WAIT (default 600s), STALE_MIN (default 10).
 # Exit: 0 reply received; 2 the agent never became ready, or no reply came
-# in time, or stale messages remain; 1 a teamkit command failed; 64 usage.
+# in time, or stale messages remain; 1 a teamkit command failed; 64 usage;
+# 129, 130, 143 stopped by SIGHUP, SIGINT, SIGTERM, which stop the command
+# it waits on too (no inbox --wait is left to take the reply).
 set -u
 
 if [ $# -ne 4 ]; then
