@@ -71,6 +71,7 @@ func TestParseDurationRange(t *testing.T) {
 		"2562048h":         `"2562048h" is out of range`,
 		"-99999999h":       `"-99999999h" is out of range`,
 		"9999999999999m1s": `"9999999999999m1s" is out of range`,
+		"106751d":          `"106751d" is out of range (at most 2562047h`,
 		"99999999x":        `"99999999x" is not a duration`,
 		"1h1":              `"1h1" is not a duration`,
 		"h":                `"h" is not a duration`,

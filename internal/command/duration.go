@@ -107,7 +107,7 @@ func tooLong(s string) bool {
 
 func secondsOf(f float64, s string, unit time.Duration) (time.Duration, error) {
 	if f != f || f > float64(1<<62)/float64(unit) || f < -float64(1<<62)/float64(unit) {
-		return 0, fmt.Errorf("%q is out of range", s)
+		return 0, fmt.Errorf("%q is out of range (at most 2562047h, about 292 years)", s)
 	}
 	return time.Duration(f * float64(unit)), nil
 }
