@@ -197,6 +197,11 @@ func (c *GitHubChannel) find(ctx context.Context, rd Round, a mailbox.Ask) (mail
 		return mailbox.Decision{}, false, c.down
 	}
 	dec, found, err := c.read(ctx, rd.DB, gh, ref, a)
+	if errors.Is(err, ErrQuestionEdited) {
+		rd.Note("warning: ask %d (%s/%s, %s): %v; it stays awaiting: ask again, or decide it with 'ask answer %d'",
+			a.ID, a.Team, a.Agent, a.Issue, err, a.ID)
+		return mailbox.Decision{}, false, nil
+	}
 	if errors.Is(err, github.ErrUnauthorized) && !isDB(err) {
 		err = &ConfigError{Err: err, Hint: "GitHub refused the token: check GH_TOKEN, GITHUB_TOKEN or the gh login (" + noTokenHint + ")"}
 	}
@@ -367,6 +372,13 @@ func (c *GitHubChannel) read(ctx context.Context, db *mailbox.DB, gh GitHub, ref
 	}
 	if page.NotModified && rpage.NotModified {
 		return mailbox.Decision{}, false, nil
+	}
+	if a.Kind == mailbox.KindApproval && page.NotModified {
+		// New reactions on unchanged comments: read the comments anyway,
+		// for FindAnswer to see whether the question was edited.
+		if page, err = gh.Comments(ctx, ref, from, ""); err != nil {
+			return mailbox.Decision{}, false, err
+		}
 	}
 	if since.IsZero() {
 		for _, cm := range page.Comments {

@@ -3,6 +3,7 @@ package escalate
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"regexp"
 	"sort"
@@ -197,9 +198,21 @@ type event struct {
 // [reason]" or "/reject [reason]" in a reply (outside code blocks; a reply
 // holding both is ignored), or a +1 / -1 reaction on the question comment.
 // Never an answer: the question itself and anything before it, any comment
-// carrying a teamkit marker, and anything by the token's own login.
+// carrying a teamkit marker, and anything by the token's own login. An
+// approval whose question comment (when among Comments) was edited after it
+// was posted is decided by nothing: teamkit never edits it, and anyone with
+// write access to the repository can, so a decider may have approved other
+// words than the agent's; FindAnswer then returns ErrQuestionEdited.
 func FindAnswer(in Input) (dec mailbox.Decision, ok bool, err error) {
 	a := in.Ask
+	if a.Kind == mailbox.KindApproval {
+		for _, c := range in.Comments {
+			if c.ID == a.CommentID && edited(c) {
+				return mailbox.Decision{}, false, fmt.Errorf("%w (updated %s, posted %s)", ErrQuestionEdited,
+					c.UpdatedAt.UTC().Format(time.RFC3339), c.CreatedAt.UTC().Format(time.RFC3339))
+			}
+		}
+	}
 	var events []event
 	for i := range in.Comments {
 		c := &in.Comments[i]
@@ -245,7 +258,7 @@ func FindAnswer(in Input) (dec mailbox.Decision, ok bool, err error) {
 			if a.Kind == mailbox.KindApproval {
 				// An edited comment never decides: an edit could turn an
 				// old reply into a token that outranks a later decision.
-				if !in.Deciders.Has(c.User.Login) || c.UpdatedAt.After(c.CreatedAt.Add(time.Second)) {
+				if !in.Deciders.Has(c.User.Login) || edited(*c) {
 					continue
 				}
 				decision, reason, found := ParseDecision(c.Body)
@@ -279,6 +292,13 @@ func FindAnswer(in Input) (dec mailbox.Decision, ok bool, err error) {
 	}
 	return mailbox.Decision{}, false, nil
 }
+
+// ErrQuestionEdited: an approval's question comment was edited after teamkit
+// posted it, so no reaction or reply on GitHub decides it.
+var ErrQuestionEdited = errors.New("the question comment was edited after it was posted, so nothing on GitHub decides this approval")
+
+// edited reports whether comment c was edited after it was posted.
+func edited(c github.Comment) bool { return c.UpdatedAt.After(c.CreatedAt.Add(time.Second)) }
 
 var tokenLine = regexp.MustCompile(`^/(approve|reject)(?:[ \t]+(.*?))?[ \t]*$`)
 
