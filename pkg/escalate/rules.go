@@ -297,8 +297,12 @@ func FindAnswer(in Input) (dec mailbox.Decision, ok bool, err error) {
 // posted it, so no reaction or reply on GitHub decides it.
 var ErrQuestionEdited = errors.New("the question comment was edited after it was posted, so nothing on GitHub decides this approval")
 
-// edited reports whether comment c was edited after it was posted.
-func edited(c github.Comment) bool { return c.UpdatedAt.After(c.CreatedAt.Add(time.Second)) }
+// edited reports whether comment c was edited after it was posted. GitHub
+// stamps a new comment's created_at and updated_at alike, and bumps
+// updated_at on an edit (not on a reaction); both are to the second, so an
+// edit a second after the post is one second later, and counts. (One in the
+// post's own second cannot be told.)
+func edited(c github.Comment) bool { return c.UpdatedAt.After(c.CreatedAt) }
 
 var tokenLine = regexp.MustCompile(`^/(approve|reject)(?:[ \t]+(.*?))?[ \t]*$`)
 
