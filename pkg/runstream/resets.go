@@ -14,10 +14,11 @@ import (
 // start, the largest of their own initializers, for text only a supervisor
 // reading a stream ever parses.
 var (
-	// codex: "… or try again at 3:11 AM." (the host's local time), or
-	// "… try again at Dec 5th, 2026 3:11 AM."
+	// codex: "… or try again at 3:11 AM." (the host's local time, today),
+	// or, for a reset on another day, "… try again at Dec 5th, 2026 3:11
+	// AM." (codex-rs/core/src/error.rs format_retry_timestamp).
 	clockRe = sync.OnceValue(func() *regexp.Regexp {
-		return regexp.MustCompile(`(?i)try again at (?:[A-Z][a-z]{2} \d{1,2}(?:st|nd|rd|th)?,? \d{4} )?(\d{1,2}):(\d{2})\s*([AP]M)?`)
+		return regexp.MustCompile(`(?i)try again at (?:([A-Z][a-z]{2}) (\d{1,2})(?:st|nd|rd|th)?,? (\d{4}) )?(\d{1,2}):(\d{2})\s*([AP]M)?`)
 	})
 	// "try again in 20s", "retry in 1m30s", "retryDelay":"20s", gemini's
 	// "Suggested retry after 20s."
@@ -37,9 +38,9 @@ func (r *Reader) resetFromText(msg string) *time.Time {
 		}
 	}
 	if m := clockRe().FindStringSubmatch(msg); m != nil {
-		h, _ := strconv.Atoi(m[1])
-		min, _ := strconv.Atoi(m[2])
-		switch strings.ToUpper(m[3]) {
+		h, _ := strconv.Atoi(m[4])
+		min, _ := strconv.Atoi(m[5])
+		switch strings.ToUpper(m[6]) {
 		case "AM":
 			if h == 12 {
 				h = 0
@@ -50,6 +51,13 @@ func (r *Reader) resetFromText(msg string) *time.Time {
 			}
 		}
 		local := now.Local()
+		if m[1] != "" {
+			// A date is said for a reset on another day: it is that day.
+			if d, err := time.ParseInLocation("Jan 2 2006", strings.ToUpper(m[1][:1])+strings.ToLower(m[1][1:])+" "+m[2]+" "+m[3], local.Location()); err == nil {
+				t := time.Date(d.Year(), d.Month(), d.Day(), h, min, 0, 0, local.Location())
+				return &t
+			}
+		}
 		t := time.Date(local.Year(), local.Month(), local.Day(), h, min, 0, 0, local.Location())
 		// "3:11" said at 3:11:40 means the minute now, not tomorrow.
 		if t.Before(local.Truncate(time.Minute)) {
