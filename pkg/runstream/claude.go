@@ -51,6 +51,9 @@ type claudeEvent struct {
 		Status   string  `json:"status"`
 		ResetsAt float64 `json:"resetsAt"`
 		Type     string  `json:"rateLimitType"`
+		// IsUsingOverage: the limit is passed but the account's extra
+		// usage answers (status stays "rejected").
+		IsUsingOverage bool `json:"isUsingOverage"`
 	} `json:"rate_limit_info"`
 	// result
 	IsError        bool         `json:"is_error"`
@@ -84,6 +87,9 @@ func (r *Reader) claude(line []byte) ([]string, error) {
 			return []string{detail + ", retrying in " + time.Duration(ev.RetryDelay*float64(time.Millisecond)).Round(time.Second).String()}, nil
 		}
 	case "rate_limit_event":
+		if ev.RateLimit.Status == "rejected" && ev.RateLimit.IsUsingOverage {
+			return []string{"usage limit reached (" + ev.RateLimit.Type + "), using extra usage"}, nil
+		}
 		if ev.RateLimit.Status == "rejected" {
 			r.fail(EndUsageLimit, "usage limit reached ("+ev.RateLimit.Type+")", unixTime(ev.RateLimit.ResetsAt))
 			return []string{r.Failure.Detail}, nil

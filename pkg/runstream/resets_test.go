@@ -28,3 +28,22 @@ func TestCodexDatedReset(t *testing.T) {
 		t.Errorf("resets at %v, want %v", r.Failure.ResetsAt, want)
 	}
 }
+
+// TestClaudeOverage: claude 2.1.197 reports a five-hour limit passed with
+// extra usage (overage) allowed as a rate_limit_event whose status stays
+// "rejected" but whose isUsingOverage is true (its header parser: status
+// "rejected" and overage-status "allowed" or "allowed_warning" set
+// isUsingOverage, the status is left "rejected"), and the request is
+// answered, billed as extra usage. The run goes on: it is no usage limit.
+func TestClaudeOverage(t *testing.T) {
+	r, log := read(t, Claude, "claude-overage.jsonl", time.Now())
+	if end, detail := r.End(0); end != EndDone {
+		t.Errorf("end %s %q, want %s\n%s", end, detail, EndDone, log)
+	}
+	// The same event with overage refused too is the account's limit.
+	r = New(Claude, nil)
+	r.Line([]byte(`{"type":"rate_limit_event","rate_limit_info":{"status":"rejected","resetsAt":1796371200,"rateLimitType":"five_hour","overageStatus":"rejected","overageDisabledReason":"out_of_credits","isUsingOverage":false},"session_id":"s"}`))
+	if !r.Failure.Fatal() || r.Failure.End != EndUsageLimit || r.Failure.ResetsAt.Unix() != 1796371200 {
+		t.Errorf("overage refused: %+v", r.Failure)
+	}
+}
