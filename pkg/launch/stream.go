@@ -38,6 +38,10 @@ type stream struct {
 	budget   mailbox.Budget
 	over     chan struct{}
 	overOnce sync.Once
+	// quoted counts the text lines the stream wrote to the log that read
+	// like a CLI's stderr saying its session is gone (the model's words, a
+	// command's output): stderrAtEnd passes them by.
+	quoted map[string]int
 }
 
 // StreamPath is where the raw stream of the run whose log is log is kept:
@@ -120,7 +124,24 @@ func (s *stream) stderrAtEnd(log string, code int) {
 		n, _ = f.ReadAt(buf, st.Size()-stderrTail)
 	}
 	for _, l := range strings.Split(string(buf[:n]), "\n") {
+		if k := strings.TrimSpace(l); s.quoted[k] > 0 {
+			s.quoted[k]--
+			continue
+		}
 		s.r.Stderr(l)
+	}
+}
+
+// wrote notes the text lines the stream writes that stderrAtEnd must not
+// take for the CLI's own; s.mu is held.
+func (s *stream) wrote(lines []string) {
+	for _, l := range lines {
+		if runstream.SessionGone(l) {
+			if s.quoted == nil {
+				s.quoted = map[string]int{}
+			}
+			s.quoted[strings.TrimSpace(l)]++
+		}
 	}
 }
 
@@ -163,6 +184,7 @@ func (s *stream) copy(src io.Reader, raw, text io.Writer) {
 			// holds (text not yet followed by an event) goes to the log too.
 			s.mu.Lock()
 			rest := s.r.Flush()
+			s.wrote(rest)
 			s.mu.Unlock()
 			for _, l := range rest {
 				text.Write([]byte(l + "\n"))
@@ -180,6 +202,7 @@ func (s *stream) copy(src io.Reader, raw, text io.Writer) {
 			if err != nil {
 				lines = append(lines, s.r.Flush()...)
 			}
+			s.wrote(lines)
 			fatal := s.r.Failure.Fatal()
 			_, over := s.reached()
 			s.mu.Unlock()
