@@ -3,7 +3,7 @@ package escalate
 import (
 	"context"
 	"fmt"
-	"strings"
+	"unicode"
 
 	"github.com/teamkit/teamkit/pkg/mailbox"
 )
@@ -71,7 +71,7 @@ func AnswerLocal(ctx context.Context, db *mailbox.DB, la LocalAnswer) (mailbox.A
 		return a, fmt.Errorf("ask %d %w", a.ID, ErrNeedsDecision)
 	case a.Kind != mailbox.KindApproval && la.Decision != mailbox.DecisionAnswered:
 		return a, fmt.Errorf("ask %d %w", a.ID, ErrNotApproval)
-	case a.Kind != mailbox.KindApproval && strings.TrimSpace(la.Text) == "":
+	case a.Kind != mailbox.KindApproval && blankAnswer(la.Text):
 		return a, ErrEmptyAnswer
 	case a.Kind == mailbox.KindApproval && !la.Deciders.Has(la.By):
 		return a, fmt.Errorf("ask %d %w", a.ID, ErrNotDecider)
@@ -95,6 +95,19 @@ func AnswerLocal(ctx context.Context, db *mailbox.DB, la LocalAnswer) (mailbox.A
 		return a, alreadyAnswered(a)
 	}
 	return a, nil
+}
+
+// blankAnswer reports whether text has nothing the fence keeps visible:
+// only white space, control and format characters (zero-width, BOM, bidi
+// controls), which fence.Wrap removes. Such an answer would re-spawn the
+// agent with an empty fence, and the question would be lost.
+func blankAnswer(text string) bool {
+	for _, r := range text {
+		if !unicode.IsSpace(r) && !unicode.IsControl(r) && !unicode.Is(unicode.Cf, r) {
+			return false
+		}
+	}
+	return true
 }
 
 func alreadyAnswered(a mailbox.Ask) error {

@@ -170,3 +170,21 @@ func TestAnswerFencedForAnAgent(t *testing.T) {
 		}
 	}
 }
+
+// An answer of nothing the fence keeps (control, zero-width, bidi
+// characters) is empty: it is refused like a blank one, and the ask stays
+// awaiting, instead of re-spawning the agent with an empty fenced answer.
+func TestAnswerInvisibleIsEmpty(t *testing.T) {
+	h, _ := newHarness(t)
+	h.Want(0, "Which colour?")
+	delete(h.Vars, "TEAMKIT_RUN")
+	h.Vars["USER"] = "tester"
+	for _, answer := range []string{"\x01\x02", "\u200b", "\u202e \u2066\t\x1b", "\ufeff\n"} {
+		if r := h.Run("answer", "1", answer); r.Code != 64 || !strings.Contains(r.Stderr, "the answer is empty") {
+			t.Errorf("answer %q: exit %d, stderr %q; want 64 and the answer is empty", answer, r.Code, r.Stderr)
+		}
+	}
+	if a, err := h.Store().Ask(context.Background(), 1); err != nil || a.State != mailbox.AskAwaiting {
+		t.Fatalf("ask %+v, %v: want it still awaiting", a, err)
+	}
+}
