@@ -119,6 +119,10 @@ func runAsk(c *cli.Context, env *command.Env) error {
 func parseAsk(c *cli.Context, env *command.Env) (*Options, error) {
 	args := c.Args().Slice()
 	if len(args) > 1 {
+		// "ask lst t" is a mistyped verb, not a question in two words.
+		if command.NearVerb(c.App, args[0]) != "" {
+			return nil, command.UnknownVerb(c.App, args[0])
+		}
 		return nil, command.Usagef("give the question as one argument (quote it) or on stdin; got %d arguments", len(args))
 	}
 	envTeam, envName := env.Getenv("TEAMKIT_TEAM"), env.Getenv("TEAMKIT_AGENT")

@@ -188,3 +188,23 @@ func TestAnswerInvisibleIsEmpty(t *testing.T) {
 		t.Fatalf("ask %+v, %v: want it still awaiting", a, err)
 	}
 }
+
+// A mistyped verb is named as one, with the nearest verb as a hint, as
+// every command does (README, "Typos"): "ask lst t" is not a question in
+// two arguments.
+func TestAskMistypedVerb(t *testing.T) {
+	h, _ := newHarness(t)
+	delete(h.Vars, "TEAMKIT_RUN")
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"lst", "t"}, "did you mean 'ask list'?"},
+		{[]string{"answr", "1", "Blue."}, "did you mean 'ask answer'?"},
+	} {
+		r := h.Run(c.args...)
+		if r.Code != 64 || !strings.Contains(r.Stderr, `unknown command "`+c.args[0]+`"`) || !strings.Contains(r.Stderr, c.want) {
+			t.Errorf("ask %q: exit %d, stderr %q; want 64, unknown command and %q", c.args, r.Code, r.Stderr, c.want)
+		}
+	}
+}
