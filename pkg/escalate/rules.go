@@ -13,6 +13,7 @@ import (
 
 	"github.com/teamkit/teamkit/pkg/github"
 	"github.com/teamkit/teamkit/pkg/mailbox"
+	"github.com/teamkit/teamkit/pkg/names"
 	"github.com/teamkit/teamkit/pkg/readlimit"
 )
 
@@ -38,6 +39,17 @@ func ParseDeciders(spec string, readFile func(string) ([]byte, error)) (Deciders
 	return parseList(spec, readFile, "deciders", "a GitHub login", func(e string) (string, bool) {
 		login := strings.TrimPrefix(e, "@")
 		return login, validLogin.MatchString(login)
+	})
+}
+
+// ParseLocalDeciders reads the deciders list `ask answer` checks $USER
+// against, with the rules of ParseDeciders, but an entry may also be a
+// local user name (the name grammar $USER is checked by: john_doe,
+// j.smith), which no GitHub login can be.
+func ParseLocalDeciders(spec string, readFile func(string) ([]byte, error)) (Deciders, error) {
+	return parseList(spec, readFile, "deciders", "a GitHub login or a user name", func(e string) (string, bool) {
+		login := strings.TrimPrefix(e, "@")
+		return login, validLogin.MatchString(login) || names.Check("user", login) == nil
 	})
 }
 

@@ -389,7 +389,7 @@ func parseAnswer(c *cli.Context, env *command.Env) (*AnswerOptions, error) {
 	if spec := c.String("deciders"); spec != "" {
 		cfg.Deciders = spec
 	}
-	o.Deciders, err = cfg.ReadDeciders()
+	o.Deciders, err = escalate.ParseLocalDeciders(cfg.Deciders, escalate.ReadListFile)
 	if err != nil && o.Decision != mailbox.DecisionAnswered {
 		return nil, err // an unreadable list decides nothing
 	}

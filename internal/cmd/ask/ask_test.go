@@ -208,3 +208,29 @@ func TestAskMistypedVerb(t *testing.T) {
 		}
 	}
 }
+
+// ask answer records $USER as the decider when it is a valid name, and
+// john_doe or j.smith is one; the README's own example
+// (TEAMKIT_DECIDERS="${USER:-local-user}" ask answer N --approve) must then
+// let that user decide, not refuse the list as "not a GitHub login".
+func TestLocalDeciderIsAUserName(t *testing.T) {
+	for i, user := range []string{"john_doe", "j.smith"} {
+		h, _ := newHarness(t)
+		h.Want(0, "--approval", "May I deploy?")
+		delete(h.Vars, "TEAMKIT_RUN")
+		h.Vars["USER"] = user
+		h.Vars["TEAMKIT_DECIDERS"] = user
+		want := "ask=1 state=answered kind=approval channel=local decision=approved by=" + user + "\n"
+		if r := h.Run("answer", "1", "--approve"); r.Code != 0 || r.Stdout != want {
+			t.Errorf("%d: USER=%s TEAMKIT_DECIDERS=%[2]s ask answer 1 --approve: exit %d, stdout %q, stderr %q; want %q", i, user, r.Code, r.Stdout, r.Stderr, want)
+		}
+	}
+	// Still only a listed user decides.
+	h, _ := newHarness(t)
+	h.Want(0, "--approval", "May I deploy?")
+	delete(h.Vars, "TEAMKIT_RUN")
+	h.Vars["USER"] = "john_doe"
+	if r := h.Run("answer", "1", "--approve", "--deciders", "jane_doe,alice"); r.Code != 1 || !strings.Contains(r.Stderr, "can only be decided by a listed decider") {
+		t.Errorf("an unlisted user: exit %d, stderr %q", r.Code, r.Stderr)
+	}
+}
