@@ -228,7 +228,7 @@ func FindAnswer(in Input) (dec mailbox.Decision, ok bool, err error) {
 	var events []event
 	for i := range in.Comments {
 		c := &in.Comments[i]
-		if c.ID <= a.CommentID || HasMarker(c.Body) || strings.TrimSpace(c.Body) == "" || c.User.Login == "" {
+		if c.ID <= a.CommentID || HasMarker(c.Body) || blankAnswer(c.Body) || c.User.Login == "" {
 			continue
 		}
 		events = append(events, event{at: c.CreatedAt, comment: c})

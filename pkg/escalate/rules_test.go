@@ -195,6 +195,12 @@ func TestFindAnswerQuestion(t *testing.T) {
 	if !ok || dec.Answer != "Blue" || dec.DecidedBy != "carol" || dec.Decision != mailbox.DecisionAnswered || !strings.HasSuffix(dec.Source, "#issuecomment-104") {
 		t.Errorf("collaborator: %+v %v", dec, ok)
 	}
+	// A reply with nothing the fence keeps visible (zero-width, BOM) is no
+	// answer: the agent would be re-spawned with an empty one.
+	j = &judge{author: "alice", comments: []string{"carol/COLLABORATOR: \u200b\u200d\ufeff", "carol/COLLABORATOR: Blue"}}
+	if dec, ok := j.run(t); !ok || dec.Answer != "Blue" {
+		t.Errorf("invisible reply: %+v %v", dec, ok)
+	}
 	// The author, and a named decider, may answer.
 	j = &judge{author: "Alice", comments: []string{"alice/NONE: Yellow"}}
 	if dec, ok := j.run(t); !ok || dec.DecidedBy != "alice" {

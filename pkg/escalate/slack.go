@@ -260,7 +260,7 @@ func FindSlackAnswer(a mailbox.Ask, th SlackThread, p SlackPeople) (mailbox.Deci
 
 // answers reports whether reply r answers a question under p.
 func answers(r slack.Reply, p SlackPeople) bool {
-	if r.User == "" || r.BotID != "" || (r.SubType != "" && r.SubType != "thread_broadcast") || strings.TrimSpace(r.Text) == "" {
+	if r.User == "" || r.BotID != "" || (r.SubType != "" && r.SubType != "thread_broadcast") || blankAnswer(slackUnescape(r.Text)) {
 		return false
 	}
 	return p.Answerers.Has(r.User) || p.Deciders.Has(r.User)

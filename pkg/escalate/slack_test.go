@@ -53,6 +53,8 @@ func TestFindSlackAnswer(t *testing.T) {
 		{"a broadcast reply answers", q, replies(broadcast), people(t, "", "U0CAROL"), "answered/U0CAROL/Blue, to all."},
 		{"no list: nobody", q, replies(reply("U0CAROL", "Blue.", "2")), SlackPeople{}, ""},
 		{"a blank reply is no answer", q, replies(reply("U0CAROL", "  ", "2")), people(t, "", "U0CAROL"), ""},
+		{"an invisible reply is no answer", q, replies(reply("U0CAROL", "\u200b\u2060 \ufeff", "2"), reply("U0CAROL", "Blue.", "3")),
+			people(t, "", "U0CAROL"), "answered/U0CAROL/Blue."},
 		{"a bot's reply is no answer", q, replies(bot), people(t, "", "U0CAROL"), ""},
 		{"a join is no answer", q, replies(joined), people(t, "", "U0CAROL"), ""},
 		{"a reaction never answers a question", q, reactions(react("+1", "U0CAROL")), people(t, "U0CAROL", "U0CAROL"), ""},
