@@ -3,6 +3,7 @@ package mailbox
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"net/url"
 	"os"
 	"path/filepath"
 	"sort"
@@ -24,16 +25,56 @@ import (
 // TEAMKIT_DB, say) never mix their briefings and logs, whatever
 // XDG_STATE_HOME says. A mailbox that is not a file (a database URL) gets
 // a directory of its own under stateDir/runs (stateDir is teamkit's state
-// directory), named by a hash of the URL.
+// directory), named by a hash of the URL without its password: a password
+// changed does not move the run files, and no name is derived from it. A
+// mailbox whose directory was named while the hash took the whole URL
+// keeps that directory.
 func RunsDir(stateDir, db string) string {
 	if IsURL(db) {
-		sum := sha256.Sum256([]byte(db))
-		return filepath.Join(stateDir, "runs", hex.EncodeToString(sum[:8]))
+		named := func(s string) string {
+			sum := sha256.Sum256([]byte(s))
+			return filepath.Join(stateDir, "runs", hex.EncodeToString(sum[:8]))
+		}
+		bare := withoutPassword(db)
+		if bare != db {
+			if old := named(db); dirExists(old) {
+				return old
+			}
+		}
+		return named(bare)
 	}
 	if abs, err := filepath.Abs(db); err == nil {
 		db = abs
 	}
 	return db + "-runs"
+}
+
+// withoutPassword is the database URL u with no password in it, in its
+// user part or its query (libpq's password parameter); u as it is, byte
+// for byte, when it holds none or does not parse.
+func withoutPassword(u string) string {
+	p, err := url.Parse(u)
+	if err != nil {
+		return u
+	}
+	_, inUser := p.User.Password()
+	q := p.Query()
+	if !inUser && !q.Has("password") {
+		return u
+	}
+	if inUser {
+		p.User = url.User(p.User.Username())
+	}
+	if q.Has("password") {
+		q.Del("password")
+		p.RawQuery = q.Encode()
+	}
+	return p.String()
+}
+
+func dirExists(dir string) bool {
+	st, err := os.Stat(dir)
+	return err == nil && st.IsDir()
 }
 
 // AgentRunDir holds the run files of one agent.

@@ -1,6 +1,8 @@
 package mailbox_test
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"os"
 	"path/filepath"
 	"strings"
@@ -45,6 +47,28 @@ func TestRunsDir(t *testing.T) {
 	}
 	if strings.Contains(a, "pw") {
 		t.Errorf("RunsDir %q holds the URL's password", a)
+	}
+	// The password does not name the directory: a new one does not move
+	// the run files. One named before (by the whole URL) is kept.
+	state := t.TempDir()
+	for _, pair := range [][2]string{
+		{"postgres://u:pw@h/a", "postgres://u:other@h/a"},
+		{"postgres://u@h/a?sslmode=disable&password=pw", "postgres://u@h/a?sslmode=disable&password=other"},
+	} {
+		if x, y := mailbox.RunsDir(state, pair[0]), mailbox.RunsDir(state, pair[1]); x != y {
+			t.Errorf("RunsDir of %q and %q: %q and %q, want one directory", pair[0], pair[1], x, y)
+		}
+	}
+	if mailbox.RunsDir(state, "postgres://u:pw@h/a") == mailbox.RunsDir(state, "postgres://v:pw@h/a") {
+		t.Error("two users of one server share a run directory")
+	}
+	sum := sha256.Sum256([]byte("postgres://u:pw@h/a"))
+	old := filepath.Join(state, "runs", hex.EncodeToString(sum[:8]))
+	if err := os.MkdirAll(old, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if got := mailbox.RunsDir(state, "postgres://u:pw@h/a"); got != old {
+		t.Errorf("with the run directory of before: RunsDir = %q, want %q", got, old)
 	}
 }
 
