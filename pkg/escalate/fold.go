@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/teamkit/teamkit/pkg/fence"
 	"github.com/teamkit/teamkit/pkg/mailbox"
@@ -194,4 +195,17 @@ func safeURL(s string) string {
 		}
 	}
 	return s
+}
+
+// blankAnswer reports whether text has nothing the fence keeps visible:
+// only white space, control and format characters (zero-width, BOM, bidi
+// controls), which fence.Wrap removes. Such an answer would re-spawn the
+// agent with an empty fence, and the question would be lost.
+func blankAnswer(text string) bool {
+	for _, r := range text {
+		if !unicode.IsSpace(r) && !unicode.IsControl(r) && !unicode.Is(unicode.Cf, r) {
+			return false
+		}
+	}
+	return true
 }

@@ -3,7 +3,6 @@ package escalate
 import (
 	"context"
 	"fmt"
-	"unicode"
 
 	"github.com/teamkit/teamkit/pkg/mailbox"
 )
@@ -95,19 +94,6 @@ func AnswerLocal(ctx context.Context, db *mailbox.DB, la LocalAnswer) (mailbox.A
 		return a, alreadyAnswered(a)
 	}
 	return a, nil
-}
-
-// blankAnswer reports whether text has nothing the fence keeps visible:
-// only white space, control and format characters (zero-width, BOM, bidi
-// controls), which fence.Wrap removes. Such an answer would re-spawn the
-// agent with an empty fence, and the question would be lost.
-func blankAnswer(text string) bool {
-	for _, r := range text {
-		if !unicode.IsSpace(r) && !unicode.IsControl(r) && !unicode.Is(unicode.Cf, r) {
-			return false
-		}
-	}
-	return true
 }
 
 func alreadyAnswered(a mailbox.Ask) error {
