@@ -102,6 +102,33 @@ func (p *pass) budgetRejected(a mailbox.Ask) error {
 	return p.settle(now, Resumed{Status: StatusStopped, Run: a.BudgetRun})
 }
 
+// budgetSuperseded reports whether budget ask a is about a run its agent ag
+// has since left behind: a person launched ag again (spawn; a launch by
+// resume records what it resumes). Nothing else launches ag while a awaits.
+func budgetSuperseded(a mailbox.Ask, ag mailbox.Agent) bool {
+	return a.BudgetRun != "" && ag.Run != a.BudgetRun && ag.ResumeOf == ""
+}
+
+// settleSuperseded settles budget ask a, approved after its agent ag was
+// launched again (a person's spawn): the run it was about is no longer the
+// agent's, so there is nothing to renew and nothing is re-spawned.
+func (p *pass) settleSuperseded(a mailbox.Ask, ag mailbox.Agent) error {
+	db, ctx := p.r.DB, context.WithoutCancel(p.ctx)
+	if err := db.CloseBudgetAsk(ctx, a.ID); err != nil {
+		return err
+	}
+	now, err := db.Ask(ctx, a.ID)
+	if err != nil {
+		return err
+	}
+	p.r.note("ask %d: %s/%s was launched again since run %s stopped at its budget; the approval renews nothing", a.ID, a.Team, a.Agent, a.BudgetRun)
+	return p.settle(now, Resumed{Status: StatusSuperseded, Run: ag.Run})
+}
+
+// StatusSuperseded is the status of a budget ask approved after its agent
+// was launched again: nothing was re-spawned.
+const StatusSuperseded = "superseded"
+
 // StatusStopped is the status of a budget ask's rejection: nothing was
 // re-spawned.
 const StatusStopped = "stopped"

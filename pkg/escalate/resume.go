@@ -665,6 +665,9 @@ func (p *pass) respawn(a mailbox.Ask, in mailbox.ResumeIntent) error {
 	if a.BudgetRun != "" && a.Decision == mailbox.DecisionRejected {
 		return p.budgetRejected(a)
 	}
+	if budgetSuperseded(a, ag) {
+		return p.settleSuperseded(a, ag)
+	}
 	clock, err := db.Now(ctx)
 	if err != nil {
 		return err
