@@ -62,13 +62,16 @@ func (d *DB) SettleEnd(ctx context.Context, team, name, run, end string, resets 
 	var backoff time.Duration
 	if LimitEnd(end, resets) {
 		limits = a.LimitEnds + 1
-		if resets != nil {
+		now, err := d.Now(ctx)
+		if err != nil {
+			return err
+		}
+		if resets != nil && resets.After(now) {
 			until = nanos(*resets)
 		} else {
-			now, err := d.Now(ctx)
-			if err != nil {
-				return err
-			}
+			// No reset time, or one already past on the database's clock
+			// (a stale reset, or clocks apart): waiting for it is no wait,
+			// and every pass would re-spawn the agent into the same limit.
 			backoff = Backoff(limits)
 			until = nanos(now.Add(backoff))
 		}

@@ -41,7 +41,9 @@ func testParks(t *testing.T, be backend) {
 		}
 	}
 
-	reset := time.Date(2026, 12, 4, 5, 0, 0, 0, time.UTC)
+	// A reset ahead of both clocks: the tests' SQLite clock and
+	// PostgreSQL's own.
+	reset := time.Now().UTC().Add(240 * time.Hour).Truncate(time.Second)
 	launch("r1", "")
 	settle("r1", "usage-limit", &reset)
 	settle("r1", "usage-limit", &reset) // a retried write counts once
@@ -84,6 +86,15 @@ func testParks(t *testing.T, be backend) {
 	if a := read(); a.RespawnFailures != 0 {
 		t.Fatalf("a re-spawn that ended done: %+v", a)
 	}
+	// A reset already past when the run ended is no wait: backed off.
+	past := time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC)
+	launch("r6b", "")
+	settle("r6b", "usage-limit", &past)
+	if a := read(); a.ParkedUntil == nil || a.ParkedUntil.Equal(past) || a.ParkBackoff != time.Minute || a.LimitEnds != 1 {
+		t.Fatalf("after a limit end with a past reset: %+v", a)
+	}
+	launch("r6c", "")
+	settle("r6c", "done", nil)
 
 	// Concurrent claims on one park: one wins; a launch clears the park.
 	launch("r7", "")
