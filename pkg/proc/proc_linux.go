@@ -135,6 +135,22 @@ func hasEnv(pid int, kv string) bool {
 	return false
 }
 
+// hasOtherValue reports whether pid was started with the variable of kv
+// ("NAME=value") set to another value.
+func hasOtherValue(pid int, kv string) bool {
+	name, _, _ := strings.Cut(kv, "=")
+	env, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/environ")
+	if err != nil {
+		return false
+	}
+	for _, e := range bytes.Split(env, []byte{0}) {
+		if k, _, ok := strings.Cut(string(e), "="); ok && k == name && string(e) != kv {
+			return true
+		}
+	}
+	return false
+}
+
 // signalIf opens a pidfd on pid, then asks ok whether pid is still the
 // process meant, then signals through the pidfd: if pid was recycled after
 // the open, the pidfd names the dead process and the signal goes nowhere.

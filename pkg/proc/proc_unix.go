@@ -22,7 +22,12 @@ func (g Group) member(pid int) bool {
 	if err != nil || in.Ended {
 		return false
 	}
-	if g.Session > 0 && in.Session == g.Session || g.Parent > 0 && in.PPID == g.Parent {
+	if g.Session > 0 && in.Session == g.Session {
+		return true
+	}
+	// An adopted orphan that carries another run's marker is that run's
+	// (an agent's spawn started it, then exited: its supervisor), not ours.
+	if g.Parent > 0 && in.PPID == g.Parent && (g.Marker == "" || !hasOtherValue(pid, g.Marker)) {
 		return true
 	}
 	return g.Marker != "" && hasEnv(pid, g.Marker)
