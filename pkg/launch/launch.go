@@ -723,6 +723,11 @@ func Tmux(ctx context.Context, self, specPath, team, name string, env []string) 
 	if err != nil {
 		return 0, ErrNoTmux
 	}
+	// A server this client starts daemonizes, and its orphan is adopted by
+	// the nearest subreaper: the supervisor of the agent that ran spawn,
+	// whose last sweep stops every adopted child but another run's. An
+	// empty TEAMKIT_RUN (read as unset) says the server is no run's.
+	env = append(slices.Clone(env), "TEAMKIT_RUN=")
 	run := func(args ...string) (string, error) {
 		c := exec.CommandContext(ctx, tmux, args...)
 		c.Env = env

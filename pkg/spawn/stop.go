@@ -315,7 +315,7 @@ func stopStrays(agents []mailbox.Agent, o StopOptions) [][]string {
 func Strays(runsDir string, a mailbox.Agent) []string {
 	var out []string
 	for _, run := range mailbox.Runs(runsDir, a.Team, a.Name) {
-		if run != a.Run && len(proc.Group{Marker: launch.Marker(run)}.Members()) > 0 {
+		if run != "" && run != a.Run && len(proc.Group{Marker: launch.Marker(run)}.Members()) > 0 {
 			out = append(out, run)
 		}
 	}
