@@ -66,12 +66,15 @@ func (d *DB) SettleEnd(ctx context.Context, team, name, run, end string, resets 
 		if err != nil {
 			return err
 		}
-		if resets != nil && resets.After(now) {
+		// A reset already past on the database's clock is taken the
+		// first time (codex says a minute, rounded down; an end recorded
+		// late is past its reset): the limit may well be over. Past again
+		// on the next limit end in a row, it is a stale reset or clocks
+		// apart, and would have every pass re-spawn the agent into the
+		// same limit: backed off, as a limit with no reset time is.
+		if resets != nil && (resets.After(now) || limits == 1) {
 			until = nanos(*resets)
 		} else {
-			// No reset time, or one already past on the database's clock
-			// (a stale reset, or clocks apart): waiting for it is no wait,
-			// and every pass would re-spawn the agent into the same limit.
 			backoff = Backoff(limits)
 			until = nanos(now.Add(backoff))
 		}

@@ -86,12 +86,19 @@ func testParks(t *testing.T, be backend) {
 	if a := read(); a.RespawnFailures != 0 {
 		t.Fatalf("a re-spawn that ended done: %+v", a)
 	}
-	// A reset already past when the run ended is no wait: backed off.
+	// A reset already past when the run ended is taken once (the limit
+	// may be over); past again on the next limit end in a row, it is
+	// backed off.
 	past := time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC)
+	launch("r6a", "")
+	settle("r6a", "usage-limit", &past)
+	if a := read(); a.ParkedUntil == nil || !a.ParkedUntil.Equal(past) || a.ParkBackoff != 0 || a.LimitEnds != 1 {
+		t.Fatalf("after a first limit end with a past reset: %+v", a)
+	}
 	launch("r6b", "")
 	settle("r6b", "usage-limit", &past)
-	if a := read(); a.ParkedUntil == nil || a.ParkedUntil.Equal(past) || a.ParkBackoff != time.Minute || a.LimitEnds != 1 {
-		t.Fatalf("after a limit end with a past reset: %+v", a)
+	if a := read(); a.ParkedUntil == nil || a.ParkedUntil.Equal(past) || a.ParkBackoff != 2*time.Minute || a.LimitEnds != 2 {
+		t.Fatalf("after a second limit end with a past reset: %+v", a)
 	}
 	launch("r6c", "")
 	settle("r6c", "done", nil)
