@@ -55,6 +55,9 @@ var (
 	ErrBackend  = errors.New("unsupported database")
 	ErrConnect  = errors.New("cannot reach the database server")
 	ErrAuth     = errors.New("the database server refused the login")
+	// ErrNoMailbox: Options.Existing found no mailbox there at all (an
+	// empty database), where it would otherwise have made one.
+	ErrNoMailbox = errors.New("it holds no mailbox")
 )
 
 // Error is a mailbox failure with the operation and database it concerns.
@@ -361,6 +364,9 @@ func (d *DB) requireCurrent(ctx context.Context, _ time.Duration) error {
 		return err
 	}
 	v, err := d.openVersion(ctx)
+	if err == nil && v == 0 {
+		return ErrNoMailbox
+	}
 	if err == nil && v != len(files) {
 		err = fmt.Errorf("schema version %d, not this teamkit's %d (a command that writes migrates it)", v, len(files))
 	}

@@ -33,6 +33,19 @@ func copyCommand(env *command.Env) *cli.Command {
 			if err != nil {
 				return err
 			}
+			if from, _ := command.DBPath(c, env); mailbox.IsURL(from) {
+				// Opening a PostgreSQL database that holds no mailbox would
+				// make one there (migrate), which the next copy would then
+				// copy, empty, as copied=yes: look without making anything.
+				probe, err := mailbox.Open(c.Context, from, mailbox.Options{Now: env.Now, Existing: true})
+				var me *mailbox.Error
+				if errors.Is(err, mailbox.ErrNoMailbox) && errors.As(err, &me) {
+					return noSource(me.Path)
+				}
+				if err == nil {
+					probe.Close()
+				}
+			}
 			return command.WithMailbox(c, env, o.run)
 		},
 	}
