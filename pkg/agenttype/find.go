@@ -128,6 +128,9 @@ func (f Finder) Find(name string) (*Type, error) {
 		tdir := filepath.Join(dir, name)
 		data, err := readlimit.Regular(filepath.Join(tdir, confFile), MaxFile)
 		if isAbsent(err) {
+			if err := dangling(tdir, filepath.Join(tdir, confFile)); err != nil {
+				return nil, fmt.Errorf("type %q: %w", name, err)
+			}
 			continue
 		}
 		if err != nil {
@@ -171,6 +174,11 @@ func load(name, source, dir string, files fs.FS, confPath, tmplPath string, conf
 			err = fmt.Errorf("reading %s: %w", tmplPath, err)
 		}
 	}
+	if isAbsent(err) && dir != "" {
+		if derr := dangling(tmplPath); derr != nil {
+			err = derr
+		}
+	}
 	if isAbsent(err) {
 		// Most types want exactly the shared briefing; a type.conf alone
 		// is a complete type.
@@ -187,6 +195,24 @@ func load(name, source, dir string, files fs.FS, confPath, tmplPath string, conf
 // like a missing directory.
 func isAbsent(err error) bool {
 	return errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR)
+}
+
+// dangling returns an error naming the first of paths that is a symlink to
+// nothing, or nil. Such a path is there, broken, not absent: skipped, the
+// type of the same name further down the path (a built-in one the user's
+// was written to restrict) or the shared briefing would stand in for it.
+func dangling(paths ...string) error {
+	for _, p := range paths {
+		st, err := os.Lstat(p)
+		if err != nil || st.Mode()&fs.ModeSymlink == 0 {
+			continue
+		}
+		if _, err := os.Stat(p); isAbsent(err) {
+			target, _ := os.Readlink(p)
+			return fmt.Errorf("%s: is a symlink to %s, which does not exist", p, target)
+		}
+	}
+	return nil
 }
 
 // unknown builds the error for a missing type, listing what does exist so a

@@ -387,3 +387,28 @@ func asNobody(t *testing.T, test string) {
 		t.Fatalf("%s as nobody: %v\n%s", test, err, out)
 	}
 }
+
+// A type.conf or template.md that is a symlink to nothing is there, broken:
+// not absent. Skipping it would hand the agent another directory's (or the
+// built-in) type of the same name, say the built-in codex the user's own
+// codex type was written to restrict, or the shared briefing in place of
+// the type's own, with not a word.
+func TestFindRefusesDanglingSymlink(t *testing.T) {
+	dir := t.TempDir()
+	os.MkdirAll(filepath.Join(dir, "alpha"), 0o755)
+	os.Symlink(filepath.Join(dir, "gone", "type.conf"), filepath.Join(dir, "alpha", "type.conf"))
+	writeType(t, dir, "own", "command=x {prompt}", "-")
+	os.Symlink(filepath.Join(dir, "gone", "template.md"), filepath.Join(dir, "own", "template.md"))
+	os.Symlink(filepath.Join(dir, "gone"), filepath.Join(dir, "beta"))
+	f := Finder{Dirs: []string{dir}, Builtin: fakeBuiltin()}
+	for name, file := range map[string]string{"alpha": "type.conf", "own": "template.md", "beta": ""} {
+		ty, err := f.Find(name)
+		if err == nil {
+			t.Errorf("Find(%s) = type from %s, template %q; want an error naming the dangling %s", name, ty.Source, ty.Template, file)
+			continue
+		}
+		if p := filepath.Join(dir, name, file); !strings.Contains(err.Error(), p) || !strings.Contains(err.Error(), "symlink") || errors.Is(err, ErrUnknownType) {
+			t.Errorf("Find(%s) = %v; want an error naming %s as a dangling symlink", name, err, p)
+		}
+	}
+}
