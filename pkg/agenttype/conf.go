@@ -386,6 +386,20 @@ func Parse(file string, data []byte) (Conf, error) {
 	if commandLine == 0 {
 		return Conf{}, &ParseError{File: file, Problem: `missing required key "command"`}
 	}
+	// A setting that only means something with another key would, without
+	// it, change nothing: a type that waits for no mark, watches no line or
+	// has no hook, whatever its type.conf seems to say.
+	for _, dep := range []struct{ key, needs, problem, expected string }{
+		{"ready_timeout", "handshake", "ready_timeout without handshake=actas, so there is no mark to wait for", "handshake=actas, or no ready_timeout line"},
+		{"offline_after", "offline_output", "offline_after without offline_output, so no line is watched for", "an offline_output line, or no offline_after line"},
+		{"stop_hook_max", "stop_hook", "stop_hook_max without stop_hook, so no hook blocks a stop", "stop_hook=claude, or no stop_hook_max line"},
+	} {
+		if n, set := seen[dep.key]; set {
+			if _, ok := seen[dep.needs]; !ok {
+				return fail(n, dep.problem, dep.expected)
+			}
+		}
+	}
 	if c.Output == "" {
 		c.Output = runstream.None
 	}

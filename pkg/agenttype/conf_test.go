@@ -156,6 +156,13 @@ func TestParseErrors(t *testing.T) {
 		// argument of the command, silently.
 		{"command=a {prompt}\rlaunch=tmux\r", `t.conf:1: line contains a carriage return that ends no line; expected lines ending in a newline (LF or CRLF)`},
 		{"command=a {prompt}\nenv.X=a\rb\r\n", `t.conf:2: line contains a carriage return that ends no line…`},
+		// A setting that only means something with another key, given
+		// without it, would change nothing, silently: spawn would report
+		// a type without a handshake launched after 2 s however long
+		// ready_timeout said to wait for its mark.
+		{"command=a {prompt}\nready_timeout=120", `t.conf:2: ready_timeout without handshake=actas, so there is no mark to wait for; expected handshake=actas, or no ready_timeout line`},
+		{"command=a {prompt}\noffline_after=30", `t.conf:2: offline_after without offline_output, so no line is watched for; expected an offline_output line, or no offline_after line`},
+		{"command=a {prompt}\nstop_hook_max=3", `t.conf:2: stop_hook_max without stop_hook, so no hook blocks a stop; expected stop_hook=claude, or no stop_hook_max line`},
 	}
 	for _, tt := range tests {
 		_, err := Parse("t.conf", []byte(tt.conf))
