@@ -242,6 +242,10 @@ func Parse(file string, data []byte) (Conf, error) {
 			if err != nil {
 				return fail(n, "resume: "+err.Error(), "shell-like words with balanced quotes")
 			}
+			if len(words) == 0 {
+				// Not absent: nil would read as no resume line at all.
+				return fail(n, "resume is empty", "the command line of a run that continues session {session}")
+			}
 			c.Resume = words
 		case "launch":
 			switch l := Launch(value); l {

@@ -284,6 +284,11 @@ func TestParseResume(t *testing.T) {
 		"command=a {prompt}\nresume=a {session}":                   "t.conf:2: resume carries the prompt otherwise than command",
 		"command=a {prompt} {session}":                             "t.conf:1: command uses {session}",
 		"command=a {prompt}\nresume=a {sesion} {session} {prompt}": "t.conf:2: resume uses unknown placeholder {sesion}",
+		// Empty, it is refused as resume='' is (and as an empty command,
+		// unset_env or auth_env is), not taken for no resume line at all.
+		"command=a {prompt}\nresume=":    "t.conf:2: resume is empty",
+		"command=a {prompt}\nresume= \t": "t.conf:2: resume is empty",
+		"command=a {prompt}\nresume=''":  "t.conf:2: resume is empty",
 	} {
 		if _, err := Parse("t.conf", []byte(conf)); err == nil || !strings.HasPrefix(err.Error(), want) {
 			t.Errorf("Parse(%q) = %v, want %s…", conf, err, want)
