@@ -31,6 +31,9 @@ type ParseError struct {
 	Line     int
 	Problem  string
 	Expected string
+	// UnknownKey is the key when the problem is that no such key exists
+	// (so a caller can name the key it is nearest to), else "".
+	UnknownKey string
 }
 
 func (e *ParseError) Error() string {
@@ -174,7 +177,10 @@ var (
 	placeholderNames = []string{"prompt", "prompt_file", "name", "team", "workdir", "typedir", "ready", "inbox", "ask", "session"}
 )
 
-const knownKeys = "one of command, launch, boot, monitor, worktree, wake, handshake, ready_timeout, env.NAME, unset_env, auth_env, auth_file, auth_login, install, offline_output, offline_after, output, stop_hook, stop_hook_max, budget_tokens, budget_usd, resume"
+// Keys are the keys a type.conf may set, env.NAME standing for every env. key.
+var Keys = []string{"command", "launch", "boot", "monitor", "worktree", "wake", "handshake", "ready_timeout", "env.NAME", "unset_env", "auth_env", "auth_file", "auth_login", "install", "offline_output", "offline_after", "output", "stop_hook", "stop_hook_max", "budget_tokens", "budget_usd", "resume"}
+
+var knownKeys = "one of " + strings.Join(Keys, ", ")
 
 // Parse reads a type.conf. file names it in error messages. The format is
 // key=value lines; blank lines and lines whose first non-blank character is
@@ -377,7 +383,7 @@ func Parse(file string, data []byte) (Conf, error) {
 		default:
 			name, isEnv := strings.CutPrefix(key, "env.")
 			if !isEnv {
-				return fail(n, fmt.Sprintf("unknown key %q", key), knownKeys)
+				return Conf{}, &ParseError{File: file, Line: n, Problem: fmt.Sprintf("unknown key %q", key), Expected: knownKeys, UnknownKey: key}
 			}
 			if err := checkEnvName(name); err != "" {
 				return fail(n, "env."+name+": "+err, "env.NAME=value with NAME like [A-Za-z_][A-Za-z0-9_]*")

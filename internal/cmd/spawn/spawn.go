@@ -335,6 +335,12 @@ func explain(err error, env *command.Env) error {
 		}
 		return command.WithHint(err, "add the type under $XDG_CONFIG_HOME/teamkit/types/<type>/ or a directory on $TEAMKIT_TYPES")
 	case errors.Is(err, agenttype.ErrMalformed):
+		var pe *agenttype.ParseError
+		if errors.As(err, &pe) && pe.UnknownKey != "" {
+			if best := command.Nearest(pe.UnknownKey, agenttype.Keys); best != "" {
+				return command.WithHint(err, "did you mean '"+best+"'? See the type.conf reference in the README")
+			}
+		}
 		return command.WithHint(err, "see the type.conf reference in the README")
 	case errors.Is(err, launch.ErrNoWT):
 		return command.WithHint(err, launch.WTHint)
