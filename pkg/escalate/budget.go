@@ -103,13 +103,10 @@ func (p *pass) budgetRejected(a mailbox.Ask) error {
 }
 
 // budgetSuperseded reports whether budget ask a is about a run its agent ag
-// has since left behind: a person launched ag again (spawn), and so did
-// any resume launch but a's own (a launch by resume records what it
-// resumes). A person's run may since have been re-spawned by resume (its
-// park ended: unpark is not held by a budget ask), so ResumeOf alone does
-// not say the launch is a's: only a's own resume key does.
+// has since left behind: a person launched ag again (spawn; a launch by
+// resume records what it resumes). Nothing else launches ag while a awaits.
 func budgetSuperseded(a mailbox.Ask, ag mailbox.Agent) bool {
-	return a.BudgetRun != "" && ag.Run != a.BudgetRun && !strings.HasPrefix(ag.ResumeOf, fmt.Sprintf("ask %d resume ", a.ID))
+	return a.BudgetRun != "" && ag.Run != a.BudgetRun && ag.ResumeOf == ""
 }
 
 // settleSuperseded settles budget ask a, approved after its agent ag was
