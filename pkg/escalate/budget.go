@@ -90,6 +90,13 @@ func (p *pass) respawnable(ag mailbox.Agent, a mailbox.Ask, now time.Time) (bool
 
 // budgetRejected settles rejected budget ask a: the agent stays stopped.
 func (p *pass) budgetRejected(a mailbox.Ask) error {
+	return p.closeBudget(a, Resumed{Status: StatusStopped, Run: a.BudgetRun},
+		"ask %d: %s rejected going on past the budget; %s/%s stays stopped until a person spawns it", a.ID, safeLogin(a.DecidedBy), a.Team, a.Agent)
+}
+
+// closeBudget settles budget ask a with nothing re-spawned: closed, noted
+// (format, args), and reported as res.
+func (p *pass) closeBudget(a mailbox.Ask, res Resumed, format string, args ...any) error {
 	db, ctx := p.r.DB, context.WithoutCancel(p.ctx)
 	if err := db.CloseBudgetAsk(ctx, a.ID); err != nil {
 		return err
@@ -98,8 +105,8 @@ func (p *pass) budgetRejected(a mailbox.Ask) error {
 	if err != nil {
 		return err
 	}
-	p.r.note("ask %d: %s rejected going on past the budget; %s/%s stays stopped until a person spawns it", a.ID, safeLogin(a.DecidedBy), a.Team, a.Agent)
-	return p.settle(now, Resumed{Status: StatusStopped, Run: a.BudgetRun})
+	p.r.note(format, args...)
+	return p.settle(now, res)
 }
 
 // budgetSuperseded reports whether budget ask a is about a run its agent ag
@@ -113,16 +120,8 @@ func budgetSuperseded(a mailbox.Ask, ag mailbox.Agent) bool {
 // launched again (a person's spawn): the run it was about is no longer the
 // agent's, so there is nothing to renew and nothing is re-spawned.
 func (p *pass) settleSuperseded(a mailbox.Ask, ag mailbox.Agent) error {
-	db, ctx := p.r.DB, context.WithoutCancel(p.ctx)
-	if err := db.CloseBudgetAsk(ctx, a.ID); err != nil {
-		return err
-	}
-	now, err := db.Ask(ctx, a.ID)
-	if err != nil {
-		return err
-	}
-	p.r.note("ask %d: %s/%s was launched again since run %s stopped at its budget; the approval renews nothing", a.ID, a.Team, a.Agent, a.BudgetRun)
-	return p.settle(now, Resumed{Status: StatusSuperseded, Run: ag.Run})
+	return p.closeBudget(a, Resumed{Status: StatusSuperseded, Run: ag.Run},
+		"ask %d: %s/%s was launched again since run %s stopped at its budget; the approval renews nothing", a.ID, a.Team, a.Agent, a.BudgetRun)
 }
 
 // StatusSuperseded is the status of a budget ask approved after its agent

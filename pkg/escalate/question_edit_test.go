@@ -28,12 +28,8 @@ func TestApprovalOnEditedQuestionDecidesNothing(t *testing.T) {
 			a := f.ask("w1", issue, mailbox.KindApproval, "May I run terraform destroy on prod?")
 			// mallory, a collaborator who is no decider, edits the
 			// question an hour later.
-			later := time.Date(2024, 1, 1, 1, 0, 0, 0, time.UTC)
-			f.fake.SetClock(func() time.Time { later = later.Add(time.Second); return later })
 			body := f.fake.Comments("octo", "repo", 7)[0].Body
-			if err := f.fake.EditComment(a.CommentID, strings.ReplaceAll(body, "terraform destroy on prod", "terraform plan on staging")); err != nil {
-				t.Fatal(err)
-			}
+			editLater(t, f, a.CommentID, strings.ReplaceAll(body, "terraform destroy on prod", "terraform plan on staging"))
 			if how == "reaction" {
 				if _, err := f.fake.AddReaction(a.CommentID, "erin", "+1"); err != nil {
 					t.Fatal(err)
@@ -61,11 +57,7 @@ func TestQuestionOnEditedQuestionStillAnswered(t *testing.T) {
 	f := newFixture(t)
 	ctx := context.Background()
 	a := f.ask("w1", issue, mailbox.KindQuestion, "Which colour?")
-	later := time.Date(2024, 1, 1, 1, 0, 0, 0, time.UTC)
-	f.fake.SetClock(func() time.Time { later = later.Add(time.Second); return later })
-	if err := f.fake.EditComment(a.CommentID, "edited"); err != nil {
-		t.Fatal(err)
-	}
+	editLater(t, f, a.CommentID, "edited")
 	f.comment("carol", "COLLABORATOR", "Blue.")
 	if err := f.resumer(f.db, "").Pass(ctx); err != nil || f.spawnCount() != 1 {
 		t.Fatalf("pass: %v, %d spawns", err, f.spawnCount())
@@ -79,11 +71,7 @@ func TestApprovalOnEditedQuestionBehindAnETag(t *testing.T) {
 	f := newFixture(t)
 	ctx := context.Background()
 	a := f.ask("w1", issue, mailbox.KindApproval, "May I run terraform destroy on prod?")
-	later := time.Date(2024, 1, 1, 1, 0, 0, 0, time.UTC)
-	f.fake.SetClock(func() time.Time { later = later.Add(time.Second); return later })
-	if err := f.fake.EditComment(a.CommentID, "May I run terraform plan?"); err != nil {
-		t.Fatal(err)
-	}
+	editLater(t, f, a.CommentID, "May I run terraform plan?")
 	since, err := f.db.AskQuestionTime(ctx, a)
 	if err != nil {
 		t.Fatal(err)
@@ -109,5 +97,16 @@ func TestApprovalOnEditedQuestionBehindAnETag(t *testing.T) {
 	}
 	if got := f.state(a.ID); got.State != mailbox.AskAwaiting || f.spawnCount() != 0 {
 		t.Fatalf("ask %d is %s (%s by %s): approved on an edited question behind a 304", a.ID, got.State, got.Decision, got.DecidedBy)
+	}
+}
+
+// editLater edits comment id to body an hour after the fixture's posts,
+// on a stand-in clock that moves a second a write.
+func editLater(t *testing.T, f *fixture, id int64, body string) {
+	t.Helper()
+	later := time.Date(2024, 1, 1, 1, 0, 0, 0, time.UTC)
+	f.fake.SetClock(func() time.Time { later = later.Add(time.Second); return later })
+	if err := f.fake.EditComment(id, body); err != nil {
+		t.Fatal(err)
 	}
 }
