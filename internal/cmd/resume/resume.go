@@ -251,16 +251,26 @@ func (o *Options) run(ctx context.Context, env *command.Env, db *mailbox.DB) err
 		stopMail := watchMail(ctx, db, o.Team, ring)
 		defer stopMail()
 		stopSlack := listenSlack(ctx, abort, env, db, r, o.Config, ring)
+		// A SQLite file removed or replaced meanwhile (a reset) gets no
+		// more mail or answers: watching it would do nothing for ever.
+		var gone error
 		r.Sleep = func(ctx context.Context, d time.Duration) error {
 			stop := command.Progress(env, fmt.Sprintf("resume: watching team %s; next pass in %s, waited", o.Team, d))
 			defer stop()
 			err := wait.Sleep(ctx, d)
+			if gone = db.Replaced(); gone != nil {
+				abort()
+				return gone
+			}
 			launch.RecordSpooled(ctx, db, o.RunsDir, o.Team)
 			return err
 		}
 		err := r.Watch(ctx, o.Interval)
 		if serr := stopSlack(); serr != nil {
 			return command.WithHint(serr, appTokenHint(serr))
+		}
+		if gone != nil {
+			return command.WithHint(gone, "start resume again: it opens the mailbox at the path anew")
 		}
 		return err
 	}
