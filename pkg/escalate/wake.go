@@ -25,8 +25,13 @@ func WakeTask(team, name string) string {
 	return fmt.Sprintf("New mail is waiting: drain your inbox (`inbox %s %s`) and act on each message.", team, name)
 }
 
+// KindWake is Woke's kind, beside the asks' kinds and KindPark: resume
+// --json writes all of them to one stream.
+const KindWake = "wake"
+
 // Woke is one agent re-spawned for its mail.
 type Woke struct {
+	Kind         string  `json:"kind"` // always KindWake
 	Team         string  `json:"team"`
 	Agent        string  `json:"agent"`
 	Mail         int64   `json:"mail"` // the newest message the wake covers
@@ -164,6 +169,6 @@ func (p *pass) respawnWake(c mailbox.WakeCandidate) error {
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return r.ReportWake(Woke{Team: a.Team, Agent: a.Name, Mail: c.Newest, Status: res.Status, AfterSeconds: res.After.Seconds(),
+	return r.ReportWake(Woke{Kind: KindWake, Team: a.Team, Agent: a.Name, Mail: c.Newest, Status: res.Status, AfterSeconds: res.After.Seconds(),
 		Run: res.Run, ExitCode: res.ExitCode, Log: res.Log})
 }
