@@ -172,23 +172,26 @@ type DB struct {
 	// headerVersion is the schema version a SQLite file's header held when
 	// Open read it with nothing in its WAL (0 when unknown): openVersion.
 	headerVersion int
-	// opened is the SQLite file Open opened (nil for PostgreSQL): Replaced.
-	opened os.FileInfo
 }
 
-// Replaced reports, for a SQLite mailbox, whether its file was removed or
-// replaced since Open (a reset: rm teamkit.db*, and the next command makes
-// a new file at the path). Its connections still read the old file, which
-// gets no more mail: a long-lived process (resume --watch) must end, or it
-// watches nothing for ever. nil for PostgreSQL, or a file still in place.
-func (d *DB) Replaced() error {
-	if d.opened == nil {
+// Replaced returns a check of whether, for a SQLite mailbox, its file has
+// been removed or replaced since Replaced was called (a reset: rm
+// teamkit.db*, and the next command makes a new file at the path). The
+// connections still read the old file, which gets no more mail: a
+// long-lived process (resume --watch) must end, or it watches nothing for
+// ever. The check says nil for PostgreSQL, or a file still in place. (The
+// file is looked at here, not in Open: a quick command would pay for it.)
+func (d *DB) Replaced() func() error {
+	opened, err := os.Stat(d.file)
+	if d.file == "" || err != nil {
+		return func() error { return nil }
+	}
+	return func() error {
+		if now, err := os.Stat(d.file); err != nil || !os.SameFile(opened, now) {
+			return fmt.Errorf("the mailbox file %s was removed or replaced since it was opened", d.file)
+		}
 		return nil
 	}
-	if now, err := os.Stat(d.file); err != nil || !os.SameFile(d.opened, now) {
-		return fmt.Errorf("the mailbox file %s was removed or replaced since it was opened", d.file)
-	}
-	return nil
 }
 
 // backend is what differs between SQLite and PostgreSQL; everything else is
@@ -346,9 +349,6 @@ func Open(ctx context.Context, path string, o Options) (*DB, error) {
 		for _, f := range []string{path, path + "-wal", path + "-shm"} {
 			os.Chmod(f, 0o600)
 		}
-	}
-	if d.file != "" {
-		d.opened, _ = os.Stat(d.file)
 	}
 	return d, nil
 }

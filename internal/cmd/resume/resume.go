@@ -254,11 +254,12 @@ func (o *Options) run(ctx context.Context, env *command.Env, db *mailbox.DB) err
 		// A SQLite file removed or replaced meanwhile (a reset) gets no
 		// more mail or answers: watching it would do nothing for ever.
 		var gone error
+		replaced := db.Replaced()
 		r.Sleep = func(ctx context.Context, d time.Duration) error {
 			stop := command.Progress(env, fmt.Sprintf("resume: watching team %s; next pass in %s, waited", o.Team, d))
 			defer stop()
 			err := wait.Sleep(ctx, d)
-			if gone = db.Replaced(); gone != nil {
+			if gone = replaced(); gone != nil {
 				abort()
 				return gone
 			}
