@@ -227,7 +227,7 @@ func (o *listOptions) print(ctx context.Context, env *command.Env, db *mailbox.D
 		}
 		oldest := "-"
 		if e.Unread.Count > 0 {
-			oldest = roster.Age(now.Sub(e.Unread.Oldest))
+			oldest = roster.Age(unreadAge(now, e.Unread.Oldest))
 		}
 		ask := "-"
 		if e.Ask != nil {
@@ -316,7 +316,7 @@ func toListed(team string, e roster.Entry, now time.Time) listed {
 	}
 	if e.Unread.Count > 0 {
 		t := e.Unread.Oldest.UTC()
-		age := int64(now.Sub(t).Seconds())
+		age := int64(unreadAge(now, t).Seconds())
 		l.OldestUnread, l.OldestAge = &t, &age
 	}
 	if e.Ask != nil {
@@ -324,6 +324,10 @@ func toListed(team string, e roster.Entry, now time.Time) listed {
 	}
 	return l
 }
+
+// unreadAge is how long ago oldest was sent, 0 for a message stamped
+// ahead of now (its sender's clock is ahead): an age is never negative.
+func unreadAge(now, oldest time.Time) time.Duration { return max(now.Sub(oldest), 0) }
 
 // followPoll is how often --follow looks for more output.
 const followPoll = 200 * time.Millisecond
