@@ -4,7 +4,8 @@ import (
 	"io"
 	"slices"
 	"strings"
-	"unicode/utf8"
+
+	"github.com/teamkit/teamkit/pkg/text"
 )
 
 // Table is the aligned table the listing commands print: every cell but a
@@ -56,7 +57,7 @@ func (t *Table) Row(cells ...string) {
 		if i == len(t.width) {
 			t.width = append(t.width, 0)
 		}
-		t.width[i] = max(t.width[i], utf8.RuneCountInString(c))
+		t.width[i] = max(t.width[i], text.Width(c))
 	}
 	t.rows = append(t.rows, cells)
 }
@@ -92,7 +93,7 @@ func (t *Table) Flush() error {
 			if i == len(row)-1 {
 				break
 			}
-			for range t.width[i] - utf8.RuneCountInString(c) + 2 {
+			for range t.width[i] - text.Width(c) + 2 {
 				b = append(b, ' ')
 			}
 		}

@@ -87,3 +87,22 @@ func (w *countingWriter) Write(p []byte) (int, error) {
 	w.writes++
 	return w.Buffer.Write(p)
 }
+
+// A cell of wide characters (a question in Chinese in spawn list's ASK
+// column) is padded by the columns it takes on a terminal, two a
+// character, so the columns after it stay in line.
+func TestTableWideCharacters(t *testing.T) {
+	var got bytes.Buffer
+	tb := NewTable(&got, "ASK", "TOKENS")
+	tb.Row("1 蓝色还是绿色", "0")
+	tb.Row("2 blue or green", "0")
+	if err := tb.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	want := "ASK              TOKENS\n" +
+		"1 蓝色还是绿色   0\n" +
+		"2 blue or green  0\n"
+	if got.String() != want {
+		t.Fatalf("table:\n%s\nwant:\n%s", got.String(), want)
+	}
+}

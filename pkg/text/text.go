@@ -35,3 +35,33 @@ func FirstLine(s string, max int) string {
 // OneLine folds every run of white space in s, newlines included, into one
 // space, so a wrapped error or a multi-line reply stays on one line.
 func OneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+// Width is how many terminal columns s takes: a character of the East
+// Asian wide and fullwidth ranges (CJK, Hangul, kana, fullwidth forms,
+// most emoji) takes two, any other one. The tables pad their cells by it,
+// so a question in Chinese does not push the columns after it out of line.
+func Width(s string) int {
+	n := 0
+	for _, r := range s {
+		n++
+		if wide(r) {
+			n++
+		}
+	}
+	return n
+}
+
+// wide reports whether r is East Asian wide or fullwidth (after Markus
+// Kuhn's wcwidth).
+func wide(r rune) bool {
+	return r >= 0x1100 && (r <= 0x115f || r == 0x2329 || r == 0x232a ||
+		(r >= 0x2e80 && r <= 0xa4cf && r != 0x303f) ||
+		(r >= 0xac00 && r <= 0xd7a3) ||
+		(r >= 0xf900 && r <= 0xfaff) ||
+		(r >= 0xfe30 && r <= 0xfe6f) ||
+		(r >= 0xff00 && r <= 0xff60) ||
+		(r >= 0xffe0 && r <= 0xffe6) ||
+		(r >= 0x1f300 && r <= 0x1f64f) ||
+		(r >= 0x1f900 && r <= 0x1f9ff) ||
+		(r >= 0x20000 && r <= 0x3fffd))
+}

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/urfave/cli/v2"
 
@@ -140,7 +139,7 @@ func (t *listTable) flush() error {
 	t.widths = make([]int, len(head))
 	for _, r := range append([][]string{head}, t.pending...) {
 		for i, v := range r {
-			t.widths[i] = max(t.widths[i], utf8.RuneCountInString(v))
+			t.widths[i] = max(t.widths[i], text.Width(v))
 		}
 	}
 	for _, r := range append([][]string{head}, t.pending...) {
@@ -157,7 +156,7 @@ func (t *listTable) write(row []string) error {
 	for i, v := range row {
 		b.WriteString(v)
 		if i < len(row)-1 {
-			b.WriteString(strings.Repeat(" ", max(t.widths[i]-utf8.RuneCountInString(v), 0)+2))
+			b.WriteString(strings.Repeat(" ", max(t.widths[i]-text.Width(v), 0)+2))
 		}
 	}
 	b.WriteByte('\n')
