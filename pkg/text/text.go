@@ -6,7 +6,10 @@
 // Public: a Go program embedding teamkit may import this package.
 package text
 
-import "strings"
+import (
+	"strings"
+	"unicode/utf8"
+)
 
 // FirstLine is the first line of s (up to the first CR or LF), cut to max
 // runes with a trailing "…" (max 0: no cut).
@@ -41,6 +44,13 @@ func OneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 // most emoji) takes two, any other one. The tables pad their cells by it,
 // so a question in Chinese does not push the columns after it out of line.
 func Width(s string) int {
+	ascii := true
+	for i := 0; i < len(s) && ascii; i++ {
+		ascii = s[i] < utf8.RuneSelf
+	}
+	if ascii { // most cells: one column a byte
+		return len(s)
+	}
 	n := 0
 	for _, r := range s {
 		n++
