@@ -772,7 +772,10 @@ func TmuxSession(team string) string {
 // pipeCommand is the pipe-pane command that appends the pane's output to
 // log: the path as one single-quoted shell word, with '#' and '%' doubled
 // so that tmux's format and strftime expansion give them back as they are.
+// tmux leaves a run of '#' before '[' (a style) as it is, doubled or not:
+// an empty pair of quotes goes between them, which the shell drops.
 func pipeCommand(log string) string {
 	word := "'" + strings.ReplaceAll(log, "'", `'\''`) + "'"
+	word = strings.ReplaceAll(word, "#[", "#''[")
 	return "exec cat >> " + strings.NewReplacer("#", "##", "%", "%%").Replace(word)
 }
