@@ -74,6 +74,9 @@ func ghFake(ts *testscript.TestScript, neg bool, args []string) {
 		}
 	}
 	switch args[0] {
+	case "token":
+		// The tokens the stand-in accepts (a canary, say).
+		f.SetTokens(args[1:]...)
 	case "issue":
 		want(3)
 		o, r, n := parseRef(ts, args[1])

@@ -133,7 +133,7 @@ var postgresScripts = []string{
 	"resume_parks", "resume_session",
 	"completion_mailbox",
 	"budget_local", "budget_github", "budget_slack", "budget_queued", "run_supervisor_killed",
-	"spawn_bytes_postgres", "spawn_queue_outage",
+	"spawn_bytes_postgres", "spawn_queue_outage", "audit_secrets",
 }
 
 func TestScriptsPostgres(t *testing.T) {
@@ -237,6 +237,7 @@ func scriptParams(t *testing.T, dir string, files []string, postgres bool) tests
 			"dbdown":       dbOutage("dbdown"),
 			"dbup":         dbOutage("dbup"),
 			"faulttrigger": faultTrigger,
+			"nosecret":     noSecret,
 		},
 	}
 }
