@@ -431,15 +431,23 @@ func redact(u string) string {
 	if p.User != nil {
 		p.User = url.User(p.User.Username())
 	}
-	q, changed := p.Query(), false
-	for k := range q {
-		if strings.Contains(strings.ToLower(k), "password") {
-			q.Del(k)
-			changed = true
+	// Pair by pair, as written: url.ParseQuery skips a pair it cannot
+	// decode (a bad %-escape, a ';'), which would leave that password in.
+	var keep []string
+	changed := false
+	for _, kv := range strings.Split(p.RawQuery, "&") {
+		k, _, _ := strings.Cut(kv, "=")
+		if uk, err := url.QueryUnescape(k); err == nil {
+			k = uk
 		}
+		if strings.Contains(strings.ToLower(k), "password") {
+			changed = true
+			continue
+		}
+		keep = append(keep, kv)
 	}
 	if changed {
-		p.RawQuery = q.Encode()
+		p.RawQuery = strings.Join(keep, "&")
 	}
 	return p.String()
 }
