@@ -15,31 +15,8 @@ import (
 // tmux's pipe-pane runs "cat >> LOG" through a shell with the tmux server's
 // umask; the run's log must be private all the same.
 func TestCapturePaneLogIsPrivate(t *testing.T) {
-	tmux, err := exec.LookPath("tmux")
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("CI=true but tmux is missing (.ci/run installs it)")
-		}
-		t.Skip("tmux is not installed")
-	}
 	defer syscall.Umask(syscall.Umask(0o022))
-	dir := t.TempDir()
-	var env []string
-	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, "TMUX=") && !strings.HasPrefix(kv, "TMUX_TMPDIR=") {
-			env = append(env, kv)
-		}
-	}
-	env = append(env, "TMUX_TMPDIR="+dir)
-	run := func(args ...string) string {
-		c := exec.Command(tmux, args...)
-		c.Env = env
-		out, err := c.CombinedOutput()
-		if err != nil {
-			t.Fatalf("tmux %v: %v %s", args, err, out)
-		}
-		return strings.TrimSpace(string(out))
-	}
+	dir, env, run := privateTmux(t)
 	pane := run("new-session", "-d", "-P", "-F", "#{pane_id}", "-s", "logmode", "--", "sleep", "60")
 	defer run("kill-server")
 	spec := Spec{Log: filepath.Join(dir, "run.log"), Tmux: true, Pane: pane, Environ: env}
@@ -65,30 +42,7 @@ func TestCapturePaneLogIsPrivate(t *testing.T) {
 // is, with every '#' before it) among them, is still the file cat appends
 // to, and nothing in the path runs.
 func TestCapturePaneHostilePath(t *testing.T) {
-	tmux, err := exec.LookPath("tmux")
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("CI=true but tmux is missing (.ci/run installs it)")
-		}
-		t.Skip("tmux is not installed")
-	}
-	dir := t.TempDir()
-	var env []string
-	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, "TMUX=") && !strings.HasPrefix(kv, "TMUX_TMPDIR=") {
-			env = append(env, kv)
-		}
-	}
-	env = append(env, "TMUX_TMPDIR="+dir)
-	run := func(args ...string) string {
-		c := exec.Command(tmux, args...)
-		c.Env, c.Dir = env, dir
-		out, err := c.CombinedOutput()
-		if err != nil {
-			t.Fatalf("tmux %v: %v %s", args, err, out)
-		}
-		return strings.TrimSpace(string(out))
-	}
+	dir, env, run := privateTmux(t)
 	logDir := filepath.Join(dir, "d #[fg=red] ##[x] ###[y] 'q' \"dq\" #(touch PWNED1) #{pane_id} %H %% $(touch PWNED2) `touch PWNED3`;|\nnl")
 	if err := os.Mkdir(logDir, 0o700); err != nil {
 		t.Fatal(err)
@@ -115,5 +69,35 @@ func TestCapturePaneHostilePath(t *testing.T) {
 		if _, err := os.Stat(filepath.Join(dir, f)); err == nil {
 			t.Errorf("%s exists: the log's path ran as a command", f)
 		}
+	}
+}
+
+// privateTmux is a tmux of the test's own, its server's socket in dir (a
+// temporary directory, also run's working directory): env is its
+// environment, run runs a tmux command and returns its output.
+func privateTmux(t *testing.T) (dir string, env []string, run func(args ...string) string) {
+	t.Helper()
+	tmux, err := exec.LookPath("tmux")
+	if err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("CI=true but tmux is missing (.ci/run installs it)")
+		}
+		t.Skip("tmux is not installed")
+	}
+	dir = t.TempDir()
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "TMUX=") && !strings.HasPrefix(kv, "TMUX_TMPDIR=") {
+			env = append(env, kv)
+		}
+	}
+	env = append(env, "TMUX_TMPDIR="+dir)
+	return dir, env, func(args ...string) string {
+		c := exec.Command(tmux, args...)
+		c.Env, c.Dir = env, dir
+		out, err := c.CombinedOutput()
+		if err != nil {
+			t.Fatalf("tmux %v: %v %s", args, err, out)
+		}
+		return strings.TrimSpace(string(out))
 	}
 }
