@@ -27,13 +27,21 @@ func TestQueuedAgentStartedAt(t *testing.T) {
 	}
 	l.Want(0, "stop", team, "w1")
 	a := l.waitState("w2", "running", "ready")
-	out := l.Want(0, "runs", team, "w2", "--json")
+	// The supervisor records the start (the state) and then the run's
+	// record, in two writes: wait for the second.
 	var rec struct {
 		Run       string    `json:"run"`
 		StartedAt time.Time `json:"started_at"`
 	}
-	if err := json.Unmarshal([]byte(strings.TrimSpace(out)), &rec); err != nil || rec.Run != run {
-		t.Fatalf("spawn runs %s w2 --json: %q (%v); want run %s", team, out, err, run)
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(20 * time.Millisecond) {
+		out := l.Want(0, "runs", team, "w2", "--json")
+		err := json.Unmarshal([]byte(strings.TrimSpace(out)), &rec)
+		if err == nil && rec.Run == run {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("spawn runs %s w2 --json: %q (%v); want run %s", team, out, err, run)
+		}
 	}
 	if a.StartedAt == nil || a.StartedAt.Before(rec.StartedAt.Truncate(time.Second)) {
 		t.Errorf("run %s: spawn list says started_at=%v, spawn runs says started_at=%s", run, a.StartedAt, rec.StartedAt.Format(time.RFC3339Nano))
