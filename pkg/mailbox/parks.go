@@ -62,21 +62,26 @@ func (d *DB) SettleEnd(ctx context.Context, team, name, run, end string, resets 
 	var backoff time.Duration
 	if LimitEnd(end, resets) {
 		limits = a.LimitEnds + 1
-		now, err := d.Now(ctx)
-		if err != nil {
-			return err
-		}
 		// A reset already past on the database's clock is taken the
 		// first time (codex says a minute, rounded down; an end recorded
 		// late is past its reset): the limit may well be over. Past again
 		// on the next limit end in a row, it is a stale reset or clocks
 		// apart, and would have every pass re-spawn the agent into the
-		// same limit: backed off, as a limit with no reset time is.
-		if resets != nil && (resets.After(now) || limits == 1) {
+		// same limit: backed off, as a limit with no reset time is. The
+		// clock is asked (a query on PostgreSQL) only when it decides.
+		if resets != nil && limits == 1 {
 			until = nanos(*resets)
 		} else {
-			backoff = Backoff(limits)
-			until = nanos(now.Add(backoff))
+			now, err := d.Now(ctx)
+			if err != nil {
+				return err
+			}
+			if resets != nil && resets.After(now) {
+				until = nanos(*resets)
+			} else {
+				backoff = Backoff(limits)
+				until = nanos(now.Add(backoff))
+			}
 		}
 	}
 	switch {
