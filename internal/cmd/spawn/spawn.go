@@ -17,6 +17,8 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -51,23 +53,56 @@ func New(h Hooks) command.App {
 	return command.App{Build: func(env *command.Env) *cli.App { return build(env, h) }, Types: typeNames}
 }
 
-// typeNames are the types on the types path, for completion; none when the
-// path cannot be read.
+// typeNames are the types on the types path that spawn can start, for
+// completion; none when the path cannot be read. A type named for one of
+// spawn's verbs is left out: the verb takes that first argument.
 func typeNames(env *command.Env) []string {
 	list, err := agenttype.NewFinder(env.Getenv).List()
 	if err != nil {
 		return nil
 	}
+	verbs := verbNames(build(env, Hooks{}).Commands)
 	var out []string
 	for _, l := range list {
-		if !l.Shadowed {
+		if !l.Shadowed && !slices.Contains(verbs, l.Name) {
 			out = append(out, l.Name)
 		}
 	}
 	return out
 }
 
+// verbNames are the names a first argument to spawn is taken for rather
+// than a type: its verbs, and the completion and help every command has.
+func verbNames(verbs []*cli.Command) []string {
+	var out []string
+	for _, v := range verbs {
+		if !v.Hidden {
+			out = append(out, v.Name)
+		}
+	}
+	return append(out, "completion", "help")
+}
+
 func build(env *command.Env, h Hooks) *cli.App {
+	verbs := []*cli.Command{
+		listCommand(env),
+		runsCommand(env),
+		logCommand(env),
+		stopCommand(env),
+		{
+			// The supervisor of one agent run; spawn starts it, never a user.
+			Name:   "__run",
+			Hidden: true,
+			Action: func(c *cli.Context) error { return supervise(c, env, h) },
+		},
+		{
+			// The guard of one run's supervisor; the supervisor starts it.
+			Name:   "__guard",
+			Hidden: true,
+			Action: func(c *cli.Context) error { return guard(c, env) },
+		},
+	}
+	reserved := verbNames(verbs)
 	return &cli.App{
 		Name:      "spawn",
 		Usage:     "start an agent of a type, briefed whole, and wait until it is really ready",
@@ -77,7 +112,7 @@ func build(env *command.Env, h Hooks) *cli.App {
 			"spawn log <team> <name> [--follow]\n" +
 			"spawn stop <team> (<name> | --all) [--grace D] [--clean]",
 		Description: "Types are looked up in $TEAMKIT_TYPES (colon-separated; semicolon-separated on Windows), $XDG_CONFIG_HOME/teamkit/types, then the built-in types.\n" +
-			"--timeout takes seconds (60) or a duration (10m). A type named list, log, stop or completion cannot be spawned.\n" +
+			"--timeout takes seconds (60) or a duration (10m). A type named " + strings.Join(reserved[:len(reserved)-1], ", ") + " or " + reserved[len(reserved)-1] + " cannot be spawned.\n" +
 			"A type without a handshake that exits within 2s is reported as exited; an exited or timed-out spawn prints\n" +
 			"the agent's last output lines on stderr, and a timed-out agent is stopped (SIGTERM, SIGKILL after --grace).\n" +
 			"Under a cap (--max-running, $TEAMKIT_MAX_AGENTS) a spawn beyond it waits in state queued, oldest first, within --timeout;\n" +
@@ -105,25 +140,8 @@ func build(env *command.Env, h Hooks) *cli.App {
 			&cli.StringFlag{Name: "budget-usd", Usage: "stop each run once the CLI reports it cost `X` US dollars and ask a decider whether to go on (default type.conf budget_usd, else $TEAMKIT_BUDGET_USD)"},
 			graceFlag(),
 		),
-		Action: func(c *cli.Context) error { return run(c, env) },
-		Commands: []*cli.Command{
-			listCommand(env),
-			runsCommand(env),
-			logCommand(env),
-			stopCommand(env),
-			{
-				// The supervisor of one agent run; spawn starts it, never a user.
-				Name:   "__run",
-				Hidden: true,
-				Action: func(c *cli.Context) error { return supervise(c, env, h) },
-			},
-			{
-				// The guard of one run's supervisor; the supervisor starts it.
-				Name:   "__guard",
-				Hidden: true,
-				Action: func(c *cli.Context) error { return guard(c, env) },
-			},
-		},
+		Action:   func(c *cli.Context) error { return run(c, env) },
+		Commands: verbs,
 	}
 }
 
