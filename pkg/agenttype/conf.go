@@ -24,6 +24,10 @@ import (
 // ErrMalformed is wrapped by every error Parse returns for a bad type.conf.
 var ErrMalformed = errors.New("malformed type.conf")
 
+// ErrNoConf is a type's directory that holds its other files but no
+// type.conf.
+var ErrNoConf = errors.New("no type.conf")
+
 // ParseError says what is wrong with one line of a type.conf (Line is 0 when
 // the problem is the file as a whole, such as a missing command).
 type ParseError struct {

@@ -131,6 +131,9 @@ func (f Finder) Find(name string) (*Type, error) {
 			if err := dangling(tdir, filepath.Join(tdir, confFile)); err != nil {
 				return nil, fmt.Errorf("type %q: %w", name, err)
 			}
+			if err := confless(tdir); err != nil {
+				return nil, fmt.Errorf("type %q: %w", name, err)
+			}
 			continue
 		}
 		if err != nil {
@@ -213,6 +216,18 @@ func dangling(paths ...string) error {
 		}
 	}
 	return nil
+}
+
+// confless returns an error when tdir holds a template.md but no
+// type.conf: someone meant a type there (a template alone, to change a
+// built-in type's briefing, say), and passing it by would start the type
+// of the same name further down the path, or none, without a word.
+func confless(tdir string) error {
+	if _, err := os.Lstat(filepath.Join(tdir, templateFile)); err != nil {
+		return nil
+	}
+	return fmt.Errorf("%s holds a %s but %w (a template alone does not change the type of the same name further down the path)",
+		tdir, templateFile, ErrNoConf)
 }
 
 // unknown builds the error for a missing type, listing what does exist so a

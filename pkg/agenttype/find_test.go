@@ -393,6 +393,21 @@ func asNobody(t *testing.T, test string) {
 // built-in) type of the same name, say the built-in codex the user's own
 // codex type was written to restrict, or the shared briefing in place of
 // the type's own, with not a word.
+// A directory holding a template.md and no type.conf is an error that names
+// it, not a directory passed by for the built-in type of the same name.
+func TestFindRefusesTemplateWithoutConf(t *testing.T) {
+	dir := t.TempDir()
+	os.MkdirAll(filepath.Join(dir, "alpha"), 0o755)
+	os.WriteFile(filepath.Join(dir, "alpha", "template.md"), []byte("my briefing"), 0o644)
+	ty, err := Finder{Dirs: []string{dir}, Builtin: fakeBuiltin()}.Find("alpha")
+	if err == nil {
+		t.Fatalf("Find(alpha) = type from %s; want an error naming %s", ty.Source, filepath.Join(dir, "alpha"))
+	}
+	if !errors.Is(err, ErrNoConf) || !strings.Contains(err.Error(), filepath.Join(dir, "alpha")+" holds a template.md but no type.conf") {
+		t.Errorf("Find(alpha) = %v", err)
+	}
+}
+
 func TestFindRefusesDanglingSymlink(t *testing.T) {
 	dir := t.TempDir()
 	os.MkdirAll(filepath.Join(dir, "alpha"), 0o755)

@@ -352,6 +352,8 @@ func explain(err error, env *command.Env) error {
 			return command.WithHint(err, "did you mean '"+best+"'?")
 		}
 		return command.WithHint(err, "add the type under $XDG_CONFIG_HOME/teamkit/types/<type>/ or a directory on $TEAMKIT_TYPES")
+	case errors.Is(err, agenttype.ErrNoConf):
+		return command.WithHint(err, "add its type.conf (see the type.conf reference in the README), or remove the directory")
 	case errors.Is(err, agenttype.ErrMalformed):
 		var pe *agenttype.ParseError
 		if errors.As(err, &pe) && pe.UnknownKey != "" {
