@@ -152,16 +152,24 @@ func (g Group) excluded(pid int) bool {
 	return false
 }
 
-// waitEmpty waits up to d for the group to have no live member.
+// waitEmpty waits up to d for the group to have no live member. It watches
+// the members it last found and looks for members again only once they are
+// gone, to catch what they forked meanwhile (as Groups.waitEmpty does): a
+// look every poll reads every process on the host.
 func (g Group) waitEmpty(d time.Duration) bool {
 	deadline := time.Now().Add(d)
 	for {
-		if len(g.Members()) == 0 {
+		var ids []Identity
+		for _, pid := range g.Members() {
+			if id, err := Of(pid); err == nil {
+				ids = append(ids, id)
+			}
+		}
+		if len(ids) == 0 {
 			return true
 		}
-		if time.Now().After(deadline) {
+		if len(WaitAllGone(ids, time.Until(deadline))) > 0 {
 			return false
 		}
-		time.Sleep(pollEvery)
 	}
 }

@@ -39,6 +39,9 @@ func signalIf(pid int, sig syscall.Signal, ok func() bool) error {
 // adopt (TestGroupFindsOrphans).
 func becomeSubreaper() error { return nil }
 
+// adopts is false: becomeSubreaper adopts nothing here.
+const adopts = false
+
 // hasOtherValue is false here: without a subreaper, the supervisor's
 // children are only its agent and its guard, and no other run's process
 // becomes one (see Group.member).

@@ -7,8 +7,112 @@ import (
 	"io/fs"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
 	"testing"
+	"time"
 )
+
+func init() { roles["supervisor"] = supervisorChild }
+
+// supervisorChild is a supervisor, as spawn's: it starts a run's tree whose
+// agent leaves a process that scrubbed the marker and left the session, and
+// starts a nested run (another marker); once all three have written their
+// pids into $ADOPT_DIR, it prints the tree's members, then stops it.
+func supervisorChild() int {
+	dir := os.Getenv("ADOPT_DIR")
+	marker := "TEAMKIT_RUN=adopt-test"
+	cmd := exec.Command("sh", "-c", `env -u TEAMKIT_RUN setsid sh -c 'echo $$ > "$1/escaped"; exec sleep 300' sh "$1" </dev/null >/dev/null 2>&1 &
+TEAMKIT_RUN=other-run sh -c 'echo $$ > "$1/nested"; exec sleep 300' sh "$1" &
+echo $$ > "$1/agent"
+wait`, "sh", dir)
+	cmd.Env = append(os.Environ(), marker)
+	tree, err := StartTree(cmd, Group{Marker: marker}, func(string, ...any) {})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer func() {
+		if data, err := os.ReadFile(filepath.Join(dir, "nested")); err == nil {
+			if pid, err := strconv.Atoi(strings.TrimSpace(string(data))); err == nil {
+				syscall.Kill(pid, syscall.SIGKILL)
+			}
+		}
+		tree.Stop(time.Second)
+		cmd.Wait()
+		tree.Close()
+	}()
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(10 * time.Millisecond) {
+		n := 0
+		for _, f := range []string{"escaped", "nested", "agent"} {
+			if data, _ := os.ReadFile(filepath.Join(dir, f)); len(data) > 0 && data[len(data)-1] == '\n' {
+				n++
+			}
+		}
+		if n == 3 {
+			break
+		}
+		if time.Now().After(deadline) {
+			fmt.Fprintln(os.Stderr, "the agent's processes did not start")
+			return 1
+		}
+	}
+	fmt.Println(tree.Members())
+	return 0
+}
+
+// A live supervisor's run is its descendants (it adopts their orphans),
+// less a nested run under another marker: the agent's process that left
+// the session without the marker is one, while its parent still runs; a
+// process elsewhere that carries the run's marker is not one, nor is it
+// read (a fleet's supervisors ending together each read every process's
+// environment, the most of spawn stop --all).
+func TestSupervisorGroupIsItsDescendants(t *testing.T) {
+	dir := t.TempDir()
+	outsider := exec.Command("sleep", "300")
+	outsider.Env = append(os.Environ(), "TEAMKIT_RUN=adopt-test")
+	if err := outsider.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { outsider.Process.Kill(); outsider.Wait() }()
+	cmd := childCmd(t, "supervisor")
+	cmd.Env = append(cmd.Env, "ADOPT_DIR="+dir)
+	cmd.Stderr = os.Stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("supervisor child: %v", err)
+	}
+	var members []int
+	for _, f := range strings.Fields(strings.Trim(strings.TrimSpace(string(out)), "[]")) {
+		pid, err := strconv.Atoi(f)
+		if err != nil {
+			t.Fatalf("members %q", out)
+		}
+		members = append(members, pid)
+	}
+	pid := func(name string) int {
+		data, err := os.ReadFile(filepath.Join(dir, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		n, err := strconv.Atoi(strings.TrimSpace(string(data)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	for name, want := range map[string]bool{"agent": true, "escaped": true, "nested": false} {
+		if slices.Contains(members, pid(name)) != want {
+			t.Errorf("members %v: %s (%d) a member = %v, want %v", members, name, pid(name), !want, want)
+		}
+	}
+	if slices.Contains(members, outsider.Process.Pid) {
+		t.Errorf("members %v hold %d, a process outside the supervisor's tree", members, outsider.Process.Pid)
+	}
+}
 
 func TestReadStatOddName(t *testing.T) {
 	// A command name with spaces and parentheses must not shift the fields.

@@ -5,6 +5,7 @@ package proc
 import (
 	"os"
 	"os/exec"
+	"slices"
 	"syscall"
 	"time"
 
@@ -22,6 +23,9 @@ func (g Group) member(pid int) bool {
 	if err != nil || in.Ended {
 		return false
 	}
+	if g.adopting() {
+		return g.descends(pid, in)
+	}
 	if g.Session > 0 && in.Session == g.Session {
 		return true
 	}
@@ -33,11 +37,77 @@ func (g Group) member(pid int) bool {
 	return g.Marker != "" && hasEnv(pid, g.Marker)
 }
 
+// adopting reports whether the group is that of this process's own run,
+// which adopts every orphan of it (a child subreaper, alive: it is asking).
+// Every process of the run is then its descendant, and the group is read
+// from the parents of the processes alone: one stat each, where the marker
+// needs each process's environment read, which is the dearer by far (a
+// fleet's supervisors ending together each read every process's: spawn
+// stop --all spent most of its time there).
+func (g Group) adopting() bool { return adopts && g.Parent > 0 && g.Parent == os.Getpid() }
+
+// descends reports whether pid (its info in) descends from the group's
+// Parent, and neither it nor any process between them carries another
+// run's marker: a nested run (an agent's own spawn, whose supervisor this
+// one adopted once that spawn exited) and all below it are that run's.
+func (g Group) descends(pid int, in info) bool {
+	var chain []int
+	for in.PPID != g.Parent {
+		// pid 1 and the kernel's threads (parent 0 or 2) end a chain that
+		// is not ours; so does a chain longer than any real one (a pid
+		// reused in a loop while it was walked).
+		if in.PPID <= 2 || len(chain) > 1000 {
+			return false
+		}
+		chain = append(chain, pid)
+		pid = in.PPID
+		var err error
+		if in, err = readInfo(pid); err != nil || in.Ended {
+			return false
+		}
+	}
+	chain = append(chain, pid)
+	return g.Marker == "" || !slices.ContainsFunc(chain, func(p int) bool { return hasOtherValue(p, g.Marker) })
+}
+
 // Members lists the live processes of the group.
 func (g Group) Members() []int {
+	if g.adopting() {
+		return g.descendants()
+	}
 	var out []int
 	for _, pid := range listPIDs() {
 		if pid > 0 && g.member(pid) {
+			out = append(out, pid)
+		}
+	}
+	return out
+}
+
+// descendants is Members of an adopting group (descends): one pass over
+// every process's parent, then the environments of the descendants only.
+func (g Group) descendants() []int {
+	pids := listPIDs()
+	parent := make(map[int]int, len(pids))
+	for _, pid := range pids {
+		if in, err := readInfo(pid); err == nil && !in.Ended {
+			parent[pid] = in.PPID
+		}
+	}
+	ours := map[int]bool{g.Parent: true}
+	var mine func(pid, depth int) bool
+	mine = func(pid, depth int) bool {
+		if v, ok := ours[pid]; ok {
+			return v
+		}
+		pp, ok := parent[pid]
+		v := ok && depth < 1000 && mine(pp, depth+1) && (g.Marker == "" || !hasOtherValue(pid, g.Marker))
+		ours[pid] = v
+		return v
+	}
+	var out []int
+	for _, pid := range pids {
+		if pid != g.Parent && mine(pid, 0) && !g.excluded(pid) {
 			out = append(out, pid)
 		}
 	}
