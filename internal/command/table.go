@@ -21,8 +21,11 @@ import (
 // cell there; Env.Show keeps tabs as layout, on a terminal too. (It escapes
 // the other control characters for a terminal; a pipe gets them as sent.)
 type Table struct {
-	w     io.Writer
-	rows  [][]string
+	w io.Writer
+	// cells holds every row's cells one after another, ends where each
+	// row's end: one slice for the table rather than one a row.
+	cells []string
+	ends  []int
 	width []int
 	show  func(string) string
 }
@@ -44,22 +47,34 @@ func (e *Env) Table(w io.Writer, header ...string) *Table {
 	return t
 }
 
-// Row adds a row of cells (a copy: the caller may reuse its slice).
+// Grow makes room for n more rows of as many cells as the header's, for a
+// caller that knows how many rows it will add.
+func (t *Table) Grow(n int) {
+	cols := 1
+	if len(t.ends) > 0 {
+		cols = t.ends[0]
+	}
+	t.cells = slices.Grow(t.cells, n*cols)
+	t.ends = slices.Grow(t.ends, n)
+}
+
+// Row adds a row of cells (copied: the caller may reuse its slice).
 func (t *Table) Row(cells ...string) {
-	cells = slices.Clone(cells)
 	for i, c := range cells {
 		if t.show != nil {
 			c = t.show(c)
 		}
-		cells[i] = Cell(c)
-	}
-	for i, c := range cells[:max(len(cells)-1, 0)] {
+		c = Cell(c)
+		t.cells = append(t.cells, c)
+		if i == len(cells)-1 {
+			break
+		}
 		if i == len(t.width) {
 			t.width = append(t.width, 0)
 		}
 		t.width[i] = max(t.width[i], text.Width(c))
 	}
-	t.rows = append(t.rows, cells)
+	t.ends = append(t.ends, len(t.cells))
 }
 
 // Cell is s as a table's cell: a tab in it, which a pipe or file would
@@ -74,32 +89,38 @@ func Cell(s string) string {
 // Flush writes the rows added since the last Flush, aligned among
 // themselves, to the table's writer.
 func (t *Table) Flush() error {
-	if len(t.rows) == 0 {
+	if len(t.ends) == 0 {
 		return nil
 	}
 	n := 0 // at least the table's size: pads are counted in full
-	for _, row := range t.rows {
-		for _, c := range row {
-			n += len(c) + 1
-		}
+	for _, c := range t.cells {
+		n += len(c) + 1
 	}
 	for _, w := range t.width {
-		n += len(t.rows) * (w + 2)
+		n += len(t.ends) * (w + 2)
 	}
 	b := make([]byte, 0, n)
-	for _, row := range t.rows {
+	start := 0
+	for _, end := range t.ends {
+		row := t.cells[start:end]
+		start = end
 		for i, c := range row {
 			b = append(b, c...)
 			if i == len(row)-1 {
 				break
 			}
-			for range t.width[i] - text.Width(c) + 2 {
-				b = append(b, ' ')
+			pad := t.width[i] - text.Width(c) + 2
+			for ; pad > len(spaces); pad -= len(spaces) {
+				b = append(b, spaces...)
 			}
+			b = append(b, spaces[:pad]...)
 		}
 		b = append(b, '\n')
 	}
-	t.rows, t.width = t.rows[:0], t.width[:0]
+	t.cells, t.ends, t.width = t.cells[:0], t.ends[:0], t.width[:0]
 	_, err := t.w.Write(b)
 	return err
 }
+
+// spaces are a cell's pad, appended in one piece rather than a byte at a time.
+const spaces = "                                "

@@ -14,7 +14,11 @@ import (
 // FirstLine is the first line of s (up to the first CR or LF), cut to max
 // runes with a trailing "…" (max 0: no cut).
 func FirstLine(s string, max int) string {
-	if i := strings.IndexAny(s, "\r\n"); i >= 0 {
+	// Two scans for one byte each are quicker than one for either.
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		s = s[:i]
+	}
+	if i := strings.IndexByte(s, '\r'); i >= 0 {
 		s = s[:i]
 	}
 	if max <= 0 || len(s) <= max {

@@ -179,6 +179,7 @@ func (o *Options) run(ctx context.Context, env *command.Env, db *mailbox.DB) err
 		}
 	} else if len(msgs) > 0 {
 		tw := env.Table(out, "ID", "TO", "FROM", "AGE", "RECIPIENT", "FIRST LINE")
+		tw.Grow(len(msgs))
 		for i, m := range msgs {
 			tw.Row(strconv.FormatInt(m.ID, 10), m.To, m.From, roster.Age(now.Sub(m.CreatedAt)), described[i], text.FirstLine(m.Body, 60))
 		}
