@@ -279,6 +279,13 @@ func TestParseResume(t *testing.T) {
 	if err != nil || strings.Join(argv, " ") != "a --resume s-1 -p news" {
 		t.Fatalf("ResumeArgv = %q, %v", argv, err)
 	}
+	// A session that is not a session id never reaches argv, whoever
+	// recorded it: as an argument, "--x" would be an option to the CLI.
+	for _, bad := range []string{"", "--dangerously-skip-permissions", "s 1", "s\n1"} {
+		if argv, err := c.ResumeArgv(Vars{Prompt: "news", Session: bad}); err == nil {
+			t.Errorf("ResumeArgv with session %q = %q, want an error", bad, argv)
+		}
+	}
 	for conf, want := range map[string]string{
 		"command=a {prompt}\nresume=a {prompt}":                    "t.conf:2: resume has no {session}",
 		"command=a {prompt}\nresume=a {session}":                   "t.conf:2: resume carries the prompt otherwise than command",

@@ -1,6 +1,10 @@
 package agenttype
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/teamkit/teamkit/pkg/runstream"
+)
 
 // A type whose CLI can continue a session declares how, with resume=: the
 // whole command line of a run that continues session {session}, with the
@@ -38,7 +42,14 @@ func (c Conf) checkResume() (problem, expected string) {
 }
 
 // ResumeArgv is the argv of a run that continues vars.Session: resume=
-// with its placeholders filled in as Argv fills command's.
+// with its placeholders filled in as Argv fills command's. A session that
+// is not a session id (runstream.CheckSession: one starting with '-' the
+// CLI would take for an option, say) is refused here, the last step
+// before argv, whoever recorded it; spawn falls back to the full briefing
+// before it gets this far.
 func (c Conf) ResumeArgv(vars Vars) ([]string, error) {
+	if err := runstream.CheckSession(vars.Session); err != nil {
+		return nil, err
+	}
 	return Conf{Command: c.Resume}.Argv(vars)
 }

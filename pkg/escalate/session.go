@@ -39,6 +39,10 @@ func (p *pass) continuation(a mailbox.Agent, news string) (*Continuation, error)
 		c.Why = fmt.Sprintf("the last run %s recorded no session", a.Run)
 	case err != nil:
 		return nil, err
+	case runstream.CheckSession(rec.Session) != nil:
+		// Not one the reader of this version records (a record of an
+		// older one, or another host's): never handed to resume=.
+		c.Why = fmt.Sprintf("the last run %s recorded no usable session: %v", a.Run, runstream.CheckSession(rec.Session))
 	case rec.End == runstream.EndSessionGone:
 		// A spawn that did not fall back at once (queued, foreground).
 		c.Why = fmt.Sprintf("the last run %s found its session gone", a.Run)

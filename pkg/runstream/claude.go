@@ -70,13 +70,13 @@ func (r *Reader) claude(line []byte) ([]string, error) {
 		return nil, err
 	}
 	if ev.SessionID != "" {
-		r.Session = ev.SessionID
+		r.session(ev.SessionID)
 	}
 	switch ev.Type {
 	case "system":
 		switch ev.Subtype {
 		case "init":
-			return []string{"[session " + ev.SessionID + "]"}, nil
+			return []string{r.session(ev.SessionID)}, nil
 		case "api_retry":
 			detail := fmt.Sprintf("API error %d %s (attempt %d of %d)", ev.ErrorStatus, ev.Error, ev.Attempt, ev.MaxRetries)
 			r.classify(ev.ErrorStatus, fmt.Sprintf("API error %d %s", ev.ErrorStatus, ev.Error))

@@ -54,8 +54,7 @@ func (r *Reader) codex(line []byte) ([]string, error) {
 	it := ev.Item
 	switch ev.Type {
 	case "thread.started":
-		r.Session = ev.ThreadID
-		return []string{"[session " + ev.ThreadID + "]"}, nil
+		return []string{r.session(ev.ThreadID)}, nil
 	case "item.started":
 		if it.Type == "command_execution" {
 			return command(it.Command), nil

@@ -87,8 +87,7 @@ func (r *Reader) gemini(line []byte) ([]string, error) {
 	out = r.Flush()
 	switch ev.Type {
 	case "init":
-		r.Session = ev.SessionID
-		out = append(out, "[session "+ev.SessionID+"]")
+		out = append(out, r.session(ev.SessionID))
 	case "tool_use":
 		if ev.Parameters.Command != "" {
 			out = append(out, command(ev.Parameters.Command)...)

@@ -53,8 +53,7 @@ func (r *Reader) opencode(line []byte) ([]string, error) {
 	}
 	var out []string
 	if ev.SessionID != "" && r.Session != ev.SessionID {
-		r.Session = ev.SessionID
-		out = append(out, "[session "+ev.SessionID+"]")
+		out = append(out, r.session(ev.SessionID))
 	}
 	p := ev.Part
 	switch ev.Type {

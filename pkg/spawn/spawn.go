@@ -343,6 +343,14 @@ func prepare(ctx context.Context, finder agenttype.Finder, req Request) (*job, e
 		return nil, fmt.Errorf("workdir %s is not a directory", req.Workdir)
 	}
 	j := &job{req: req, t: t, dbPath: req.DBPath}
+	if c := req.Continue; c != nil && c.Session != "" {
+		// A session id that is not one (it would reach the CLI's argv as
+		// an option, or holds blanks or control characters) is no session
+		// to continue, whoever recorded it: the full briefing, and why.
+		if err := runstream.CheckSession(c.Session); err != nil {
+			j.req.Continue = &Continuation{Why: err.Error(), News: c.News}
+		}
+	}
 	if j.budget, err = budget(req, t.Conf); err != nil {
 		return nil, err
 	}
