@@ -575,18 +575,52 @@ func (e *TooLongError) Hint() string {
 	return "deliver a briefing this large with boot=file or boot=stdin"
 }
 
+// OptionError is a command one of whose arguments a placeholder's value
+// makes start with '-' (a briefing that starts with "-", given as a bare
+// {prompt}), with no "--" before it: the CLI would read the value as an
+// option. spawn launches nothing rather than alter the type's argv.
+type OptionError struct {
+	Arg         int    // the argument's index
+	Placeholder string // the placeholder that starts it
+}
+
+func (e *OptionError) Error() string {
+	what := "its value"
+	if e.Placeholder == "prompt" {
+		what = "the briefing"
+	}
+	return fmt.Sprintf("command argument %d starts with {%s}, and %s starts with \"-\": with no \"--\" before it, the CLI would read it as an option",
+		e.Arg, e.Placeholder, what)
+}
+
+// Hint says how to write the type so that the value stays one argument.
+func (e *OptionError) Hint() string {
+	return fmt.Sprintf("in type.conf, put -- before {%s} (command= and resume=) when the CLI takes it as a positional argument, "+
+		"or join it to its option (--prompt={%s}); or start the type's template.md with text", e.Placeholder, e.Placeholder)
+}
+
 // Argv returns the command with its placeholders replaced by vars. Each
 // placeholder is replaced inside the argument that holds it, in one pass over
 // the configured text, so a value that itself contains "{name}" stays as it is
 // and no value can create or split arguments. A placeholder the command uses
 // whose value is empty is an error (it would hand the agent a broken
-// argument), as is an argument over MaxArgLen or one holding a NUL byte.
+// argument), as is an argument over MaxArgLen or one holding a NUL byte, and
+// one that a value makes start with '-' with no "--" before it
+// (OptionError): the value would reach the CLI as an option. Only values
+// can do that; a '-' written in type.conf is the type's own option.
 func (c Conf) Argv(vars Vars) ([]string, error) {
 	if len(c.Command) == 0 {
 		return nil, errors.New("type has no command")
 	}
 	argv := make([]string, len(c.Command))
+	dashes := false // a "--" argument came before: the rest are operands
 	for i, w := range c.Command {
+		var first string // the placeholder w starts with, if any
+		forEachPlaceholder(w, func(start, _ int, name string) {
+			if start == 0 && isPlaceholder(name) {
+				first = name
+			}
+		})
 		var (
 			b    strings.Builder
 			last int
@@ -616,6 +650,10 @@ func (c Conf) Argv(vars Vars) ([]string, error) {
 		if strings.IndexByte(arg, 0) >= 0 {
 			return nil, fmt.Errorf("command argument %d contains a NUL byte, which no argument can carry", i)
 		}
+		if i > 0 && first != "" && !dashes && strings.HasPrefix(arg, "-") {
+			return nil, &OptionError{Arg: i, Placeholder: first}
+		}
+		dashes = dashes || i > 0 && w == "--"
 		argv[i] = arg
 	}
 	return argv, nil

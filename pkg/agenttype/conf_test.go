@@ -302,3 +302,49 @@ func TestParseResume(t *testing.T) {
 		}
 	}
 }
+
+// TestArgvValueAsOption: a value that would make an argument start with
+// '-' (a briefing given as a bare {prompt}) is refused unless a "--" comes
+// before it; the type's own options, a value joined to an option, and one
+// after "--" are as written.
+func TestArgvValueAsOption(t *testing.T) {
+	vars := Vars{Prompt: "--help me", Workdir: "/w", Name: "w1"}
+	for conf, want := range map[string]int{
+		"command=mybot {prompt}":                                  1,
+		"command=mybot --verbose {prompt}":                        2,
+		"command=mybot -p {prompt}":                               2,
+		"command=mybot {prompt}{name} x":                          1,
+		"command=mybot -- {prompt}":                               -1,
+		"command=mybot --prompt={prompt}":                         -1,
+		"command=mybot -x -- --y {prompt}":                        -1,
+		"command=mybot x{prompt}":                                 -1,
+		"command=mybot --cwd {workdir} -- {prompt}":               -1,
+		"command={prompt}\nboot=argv":                             -1, // the program, not an option
+		"command=mybot {prompt}\nresume=mybot {session} {prompt}": 1,
+	} {
+		c, err := Parse("t.conf", []byte(conf))
+		if err != nil {
+			t.Fatalf("Parse(%q): %v", conf, err)
+		}
+		argv, err := c.Argv(vars)
+		var oe *OptionError
+		switch {
+		case want < 0 && err != nil:
+			t.Errorf("%q: %v, want argv", conf, err)
+		case want >= 0 && (!errors.As(err, &oe) || oe.Arg != want || oe.Placeholder != "prompt"):
+			t.Errorf("%q: argv %q, %v; want an OptionError at argument %d", conf, argv, err, want)
+		case want >= 0 && !strings.Contains(oe.Hint(), "--"):
+			t.Errorf("%q: hint %q names no --", conf, oe.Hint())
+		}
+	}
+	c, err := Parse("t.conf", []byte("command=mybot {prompt}\nresume=mybot --resume {session} {prompt}"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.ResumeArgv(Vars{Prompt: "-x", Session: "s-1"}); !errors.As(err, new(*OptionError)) {
+		t.Errorf("ResumeArgv with a briefing starting with '-': %v, want an OptionError", err)
+	}
+	if _, err := c.Argv(Vars{Prompt: "fix -x"}); err != nil {
+		t.Errorf("a briefing with '-' inside: %v", err)
+	}
+}
