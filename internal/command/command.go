@@ -19,6 +19,7 @@ import (
 	"os"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -26,6 +27,7 @@ import (
 	"github.com/urfave/cli/v2"
 	"golang.org/x/term"
 
+	"github.com/teamkit/teamkit/pkg/mailbox"
 	"github.com/teamkit/teamkit/pkg/termsafe"
 	"github.com/teamkit/teamkit/pkg/text"
 )
@@ -102,10 +104,50 @@ func (e *Error) Error() string {
 
 func (e *Error) Unwrap() error { return e.Err }
 
-// Usagef is a usage error (exit 64).
+// Usagef is a usage error (exit 64). A usage error echoes what was
+// typed, and a database URL typed where a team belongs ("inbox copy URL",
+// --to forgotten) may carry its password: every string argument is shown
+// as mailbox.Redact shows it. Errors only, so no run that succeeds pays.
 func Usagef(format string, args ...any) error {
+	for i, a := range args {
+		if s, ok := a.(string); ok {
+			args[i] = mailbox.Redact(s)
+		}
+	}
 	return &Error{Code: ExitUsage, Err: fmt.Errorf(format, args...)}
 }
+
+// UsageOf is err, a package's refusal of something typed, as a usage
+// error (exit 64). err may quote what was typed, typed: each of those that
+// is a URL (a mailbox URL given to the wrong flag) is shown as
+// mailbox.Redact shows it, never with its password. errors.Is and a hint
+// of err's still see err.
+func UsageOf(err error, typed ...string) error {
+	msg := err.Error()
+	for _, v := range typed {
+		shown := mailbox.Redact(v)
+		if shown == v {
+			continue
+		}
+		// As %q quotes it, then as it is.
+		q, qs := strconv.Quote(v), strconv.Quote(shown)
+		msg = strings.ReplaceAll(msg, q[1:len(q)-1], qs[1:len(qs)-1])
+		msg = strings.ReplaceAll(msg, v, shown)
+	}
+	if msg != err.Error() {
+		err = &shownError{msg: msg, err: err}
+	}
+	return &Error{Code: ExitUsage, Err: err}
+}
+
+// shownError is err with its message redacted (UsageOf).
+type shownError struct {
+	msg string
+	err error
+}
+
+func (e *shownError) Error() string { return e.msg }
+func (e *shownError) Unwrap() error { return e.err }
 
 // Condition is exit 2: the watched-for condition holds. What it means has
 // already been printed on stdout.
@@ -349,6 +391,12 @@ var invalidValue = sync.OnceValue(func() *regexp.Regexp {
 // badFlagValue says what --name wants, with an example, instead of
 // strconv's "parse error".
 func badFlagValue(flags []cli.Flag, value, name, reason string) error {
+	// A URL given to the wrong flag: shown without its password, here
+	// and where the parser's reason quotes it.
+	if shown := mailbox.Redact(value); shown != value {
+		reason = strings.ReplaceAll(reason, value, shown)
+		value = shown
+	}
 	for _, f := range flags {
 		if !slices.Contains(f.Names(), name) {
 			continue

@@ -163,8 +163,8 @@ func Identity(env *Env, args []string, want int) (team, name string, rest []stri
 		} else {
 			vals[i] = have[i-missing]
 		}
-		if err := names.Check(kinds[i], vals[i]); err != nil {
-			return "", "", nil, &Error{Code: ExitUsage, Err: err}
+		if err := CheckName(kinds[i], vals[i]); err != nil {
+			return "", "", nil, err
 		}
 	}
 	team = vals[0]
@@ -174,9 +174,18 @@ func Identity(env *Env, args []string, want int) (team, name string, rest []stri
 	return team, name, rest, nil
 }
 
-// CheckName validates one name for a usage error.
+// CheckName validates one name for a usage error. The error quotes the
+// name, so a refused URL (a mailbox typed where a team belongs) is
+// described as mailbox.Redact shows it, never with its password; a
+// redacted URL is no valid name either.
 func CheckName(kind, s string) error {
 	if err := names.Check(kind, s); err != nil {
+		if shown := mailbox.Redact(s); shown != s {
+			err = names.Check(kind, shown)
+			if err == nil { // never the name with its password
+				err = fmt.Errorf("%w: %s name %q", names.ErrInvalid, kind, shown)
+			}
+		}
 		return &Error{Code: ExitUsage, Err: err}
 	}
 	return nil

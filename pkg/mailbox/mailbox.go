@@ -411,6 +411,20 @@ func (d *DB) Created() bool { return d.created }
 // Backend is "sqlite" or "postgres".
 func (d *DB) Backend() string { return d.be.name() }
 
+// Redact is s, a --db value or any word a user typed, as it may be shown
+// in a message: a URL without its password (a team name that was meant
+// as --to's URL, say), a libpq key=value string not at all, other text as
+// it is. Usage errors echo what was typed; secrets never land in output.
+func Redact(s string) string {
+	switch {
+	case IsURL(s):
+		return redact(s)
+	case keyValueDSN(s):
+		return "(a key=value connection string)"
+	}
+	return s
+}
+
 // redact is a database URL without its secrets, for messages: the
 // password may be in the user info or in a parameter, password= or the
 // client key's sslpassword= (any parameter whose name says password goes).

@@ -164,7 +164,7 @@ func parseAsk(c *cli.Context, env *command.Env) (*Options, error) {
 	}
 	if o.Issue != "" {
 		if _, err := github.ParseIssueRef(o.Issue); err != nil {
-			return nil, &command.Error{Code: command.ExitUsage, Err: err}
+			return nil, command.UsageOf(err, o.Issue)
 		}
 	}
 	if len(args) == 1 && args[0] != "-" {

@@ -185,7 +185,7 @@ func parseResume(c *cli.Context, env *command.Env, h Hooks) (*Options, error) {
 	if spec := c.String("deciders"); spec != "" {
 		if !strings.HasPrefix(spec, "@") {
 			if _, err := escalate.ParseDeciders(spec, nil); err != nil {
-				return nil, &command.Error{Code: command.ExitUsage, Err: fmt.Errorf("--deciders: %w", err)}
+				return nil, command.UsageOf(fmt.Errorf("--deciders: %w", err), strings.Split(spec, ",")...)
 			}
 		}
 		o.Config.Deciders = spec
@@ -193,7 +193,7 @@ func parseResume(c *cli.Context, env *command.Env, h Hooks) (*Options, error) {
 	if spec := c.String("slack-deciders"); spec != "" {
 		if !strings.HasPrefix(spec, "@") {
 			if _, err := escalate.ParseSlackUsers("Slack deciders", spec, nil); err != nil {
-				return nil, &command.Error{Code: command.ExitUsage, Err: fmt.Errorf("--slack-deciders: %w", err)}
+				return nil, command.UsageOf(fmt.Errorf("--slack-deciders: %w", err), strings.Split(spec, ",")...)
 			}
 		}
 		o.Config.SlackDeciders = spec

@@ -239,7 +239,7 @@ func parseSpawn(c *cli.Context, env *command.Env) (*Options, error) {
 	issue := c.String("issue")
 	if issue != "" {
 		if _, err := github.ParseIssueRef(issue); err != nil {
-			return nil, &command.Error{Code: command.ExitUsage, Err: err}
+			return nil, command.UsageOf(err, issue)
 		}
 	}
 	heartbeat, err := command.Heartbeat(env)
