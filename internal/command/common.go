@@ -84,7 +84,7 @@ func StateHome(env *Env) string {
 // OpenMailbox opens (creating and migrating if needed) the command's mailbox.
 func OpenMailbox(ctx context.Context, c *cli.Context, env *Env) (*mailbox.DB, error) {
 	path, explicit := DBPath(c, env)
-	return openMailbox(ctx, c, env, path, explicit)
+	return openMailbox(ctx, c, env, path, explicit, "")
 }
 
 // WithMailbox opens the command's mailbox, runs run against it, and closes
@@ -109,13 +109,15 @@ func WithMailbox(c *cli.Context, env *Env, run func(context.Context, *Env, *mail
 }
 
 // OpenMailboxAt opens the mailbox at path (a file or a URL the user gave,
-// such as inbox copy's --to) as OpenMailbox opens the command's.
-func OpenMailboxAt(ctx context.Context, c *cli.Context, env *Env, path string) (*mailbox.DB, error) {
-	return openMailbox(ctx, c, env, path, true)
+// such as inbox copy's --to) as OpenMailbox opens the command's. flag is
+// the option path came from ("--to"), for the hints of its errors; ""
+// when it was --db or TEAMKIT_DB.
+func OpenMailboxAt(ctx context.Context, c *cli.Context, env *Env, path, flag string) (*mailbox.DB, error) {
+	return openMailbox(ctx, c, env, path, true, flag)
 }
 
-func openMailbox(ctx context.Context, c *cli.Context, env *Env, path string, explicit bool) (*mailbox.DB, error) {
-	opts := mailbox.Options{Now: env.Now, CreateDir: !explicit}
+func openMailbox(ctx context.Context, c *cli.Context, env *Env, path string, explicit bool, flag string) (*mailbox.DB, error) {
+	opts := mailbox.Options{Now: env.Now, CreateDir: !explicit, Flag: flag}
 	if s := env.Getenv("TEAMKIT_BUSY_TIMEOUT"); s != "" {
 		d, err := time.ParseDuration(s)
 		if err != nil || d < 0 {

@@ -78,7 +78,7 @@ func Copy(ctx context.Context, src, dst *DB) ([]TableCount, error) {
 				var one int
 				err := dtx.QueryRowContext(ctx, `SELECT 1 FROM `+t+` LIMIT 1`).Scan(&one)
 				if err == nil {
-					return &Error{Op: "copy mailbox", Path: dst.path, Kind: ErrNotEmpty, Err: fmt.Errorf("table %s has rows", t)}
+					return &Error{Op: "copy mailbox", Path: dst.path, Kind: ErrNotEmpty, Err: fmt.Errorf("table %s has rows", t), Flag: dst.flag}
 				}
 				if !errors.Is(err, sql.ErrNoRows) {
 					return err

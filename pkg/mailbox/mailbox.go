@@ -66,6 +66,10 @@ type Error struct {
 	Path string // the file, or the URL without its password
 	Kind error  // one of the sentinels above, or nil
 	Err  error
+	// Flag is the option the database was given by, which the hint names:
+	// "--to" for inbox copy's target (Options.Flag); "" is --db or
+	// TEAMKIT_DB.
+	Flag string
 	// secret is the URL's password: scrubbed from the message in case a
 	// driver error ever quotes it.
 	secret string
@@ -97,14 +101,19 @@ func (e *Error) Unwrap() []error { return []error{e.Kind, e.Err} }
 
 // Hint tells the user what to do about the failure.
 func (e *Error) Hint() string {
+	// Where the database was named: the hint says which flag to fix.
+	where, flag := "--db or TEAMKIT_DB", "--db"
+	if e.Flag != "" {
+		where, flag = e.Flag, e.Flag
+	}
 	switch e.Kind {
 	case ErrLocked:
 		return "another teamkit command holds the write lock; retry, or raise TEAMKIT_BUSY_TIMEOUT"
 	case ErrReadOnly:
 		if IsPostgres(e.Path) {
-			return "the server accepts no writes (a standby, or default_transaction_read_only): point --db or TEAMKIT_DB at the primary"
+			return "the server accepts no writes (a standby, or default_transaction_read_only): point " + where + " at the primary"
 		}
-		return "the database file or its directory is not writable by you; fix the permissions or choose another --db"
+		return "the database file or its directory is not writable by you; fix the permissions or choose another " + flag
 	case ErrPermission:
 		return "the role may not create or use teamkit's tables there: give teamkit a database its role owns (as a superuser: createuser -P teamkit; createdb -O teamkit teamkit), or GRANT it CREATE and USAGE on the schema"
 	case ErrNoDatabase:
@@ -112,13 +121,13 @@ func (e *Error) Hint() string {
 	case ErrTLS:
 		return "the server has no TLS, or its certificate does not verify: enable ssl on the server and give PGSSLROOTCERT (or sslrootcert=) its CA for sslmode=verify-full, or, on a trusted network only, use sslmode=disable"
 	case ErrCorrupt:
-		return "point --db or TEAMKIT_DB at a teamkit mailbox; nothing was written to this file"
+		return "point " + where + " at a teamkit mailbox; nothing was written to this file"
 	case ErrNoDir:
-		return "create the directory first, or choose another --db"
+		return "create the directory first, or choose another " + flag
 	case ErrDangling:
-		return "mount or create what the link points to, or point --db or TEAMKIT_DB at the mailbox file itself"
+		return "mount or create what the link points to, or point " + where + " at the mailbox file itself"
 	case ErrConnect:
-		return "is PostgreSQL running and listening at that host and port (listen_addresses, a firewall)? check the host and port in --db or TEAMKIT_DB"
+		return "is PostgreSQL running and listening at that host and port (listen_addresses, a firewall)? check the host and port in " + where
 	case ErrAuth:
 		return "check the user and password (in the URL, PGPASSWORD or ~/.pgpass), and that the server's pg_hba.conf lets this role in from this host with this sslmode"
 	case ErrBadURL:
@@ -126,6 +135,9 @@ func (e *Error) Hint() string {
 	case ErrNotUTF8:
 		return "a path, name or text from the environment holds other bytes (a Latin-1 directory name, say): rename it, or keep this team's mailbox in SQLite, which stores such bytes as they are"
 	case ErrBackend:
+		if e.Flag != "" {
+			return e.Flag + " takes a SQLite file path or a postgres:// URL"
+		}
 		return "--db and TEAMKIT_DB take a SQLite file path or a postgres:// URL"
 	}
 	return ""
@@ -144,6 +156,10 @@ type Options struct {
 	// version, and changes nothing: no schema is made in an empty database,
 	// none migrated (shell completion reads a mailbox, never writes one).
 	Existing bool
+	// Flag is the option path was given by, named in errors' hints
+	// (Error.Flag): "--to" for inbox copy's target, where a hint saying
+	// --db would send the user to fix the wrong one. "" is --db.
+	Flag string
 }
 
 // DefaultBusyTimeout covers a burst of concurrent drains on a slow disk.
@@ -160,6 +176,8 @@ type DB struct {
 	now  func() time.Time
 	// secret is the PostgreSQL password, kept only to scrub it from errors.
 	secret string
+	// flag is Options.Flag, for the errors of every later operation.
+	flag string
 	// created is set when Open made the schema in an empty database.
 	created bool
 	// lease is how long a drain's claim holds (SetLease).
@@ -305,6 +323,20 @@ func IsPostgres(db string) bool {
 // Open opens the mailbox at path — a SQLite file, or a postgres:// URL —
 // creating it (or its schema) and migrating it.
 func Open(ctx context.Context, path string, o Options) (*DB, error) {
+	d, err := open(ctx, path, o)
+	if err != nil && o.Flag != "" {
+		var e *Error
+		if errors.As(err, &e) && e.Flag == "" {
+			e.Flag = o.Flag
+		}
+	}
+	if d != nil {
+		d.flag = o.Flag
+	}
+	return d, err
+}
+
+func open(ctx context.Context, path string, o Options) (*DB, error) {
 	if o.Now == nil {
 		o.Now = time.Now
 	}
@@ -476,13 +508,16 @@ func (d *DB) fail(op string, err error) error {
 		if e.secret == "" {
 			e.secret = d.secret
 		}
+		if e.Flag == "" {
+			e.Flag = d.flag
+		}
 		return err
 	}
 	kind := d.be.kindOf(err)
 	if errors.Is(err, ErrNotFound) {
 		kind = ErrNotFound
 	}
-	return &Error{Op: op, Path: d.path, Kind: kind, Err: err, secret: d.secret}
+	return &Error{Op: op, Path: d.path, Kind: kind, Err: err, Flag: d.flag, secret: d.secret}
 }
 
 // inTx runs fn in one transaction and commits it, or rolls back on any

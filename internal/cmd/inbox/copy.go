@@ -76,7 +76,7 @@ func parseCopy(c *cli.Context, env *command.Env) (*copyOptions, error) {
 	}
 	return &copyOptions{
 		JSON:       c.Bool("json"),
-		OpenTarget: func(ctx context.Context) (*mailbox.DB, error) { return command.OpenMailboxAt(ctx, c, env, to) },
+		OpenTarget: func(ctx context.Context) (*mailbox.DB, error) { return command.OpenMailboxAt(ctx, c, env, to, "--to") },
 	}, nil
 }
 

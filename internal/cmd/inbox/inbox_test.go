@@ -706,3 +706,28 @@ func TestLockedDatabase(t *testing.T) {
 		t.Fatalf("after the lock: %+v; want only the first message, still unread", msgs)
 	}
 }
+
+// TestCopyTargetHintsNameTo: a target that cannot be opened is --to's
+// fault, so the hint names --to, never --db (which the user got right).
+func TestCopyTargetHintsNameTo(t *testing.T) {
+	h := newHarness(t)
+	h.ok("send", "crew", "w", "one")
+	junk := filepath.Join(t.TempDir(), "junk.db")
+	if err := os.WriteFile(junk, []byte("not a database, not empty either\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, to := range []string{
+		filepath.Join(t.TempDir(), "no", "such", "dir", "x.db"), // no directory
+		"mysql://h/teamkit", // no backend
+		junk,                // not a mailbox
+	} {
+		r := h.run("copy", "--to", to)
+		if r.Code != 1 || !strings.Contains(r.Stderr, "inbox: hint: ") {
+			t.Errorf("copy --to %s: exit %d, stderr %q; want exit 1 and a hint", to, r.Code, r.Stderr)
+			continue
+		}
+		if strings.Contains(r.Stderr, "--db") || !strings.Contains(r.Stderr[strings.Index(r.Stderr, "inbox: hint: "):], "--to") {
+			t.Errorf("copy --to %s: the hint must name --to, not --db:\n%s", to, r.Stderr)
+		}
+	}
+}

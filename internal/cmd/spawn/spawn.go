@@ -513,7 +513,7 @@ func supervise(c *cli.Context, env *command.Env, h Hooks) error {
 	// refusal, or any other error, is final at once.
 	var db *mailbox.DB
 	launch.Retry(OpenPatience, func(context.Context) error {
-		db, err = command.OpenMailboxAt(c.Context, c, env, spec.DB)
+		db, err = command.OpenMailboxAt(c.Context, c, env, spec.DB, "")
 		if mailbox.ConnectTimedOut(err) {
 			return err
 		}
@@ -548,6 +548,6 @@ func guard(c *cli.Context, env *command.Env) error {
 		return command.Usagef("usage: spawn __guard (the run's spec on stdin)")
 	}
 	return launch.Guard(env.Stdin, func(ctx context.Context, path string) (*mailbox.DB, error) {
-		return command.OpenMailboxAt(ctx, c, env, path)
+		return command.OpenMailboxAt(ctx, c, env, path, "")
 	})
 }
