@@ -381,6 +381,39 @@ func usageError(c *cli.Context, err error, _ bool) error {
 	return &Error{Code: ExitUsage, Err: err, Hint: hint}
 }
 
+// UsageLine is "usage: NAME ARGS [--flag V]…" made from the flags
+// themselves, each value named by its usage's `PLACEHOLDER`, so a usage
+// error's line never leaves out a flag added later (resume's once lacked
+// --parallel and --json).
+func UsageLine(name, args string, flags []cli.Flag) string {
+	var b strings.Builder
+	b.WriteString("usage: " + name)
+	if args != "" {
+		b.WriteString(" " + args)
+	}
+	for _, f := range flags {
+		n := f.Names()[0]
+		if n == "help" || n == "version" { // urfave/cli's own, not the command's
+			continue
+		}
+		if _, isBool := f.(*cli.BoolFlag); isBool {
+			b.WriteString(" [--" + n + "]")
+			continue
+		}
+		v := "V"
+		if d, ok := f.(cli.DocGenerationFlag); ok {
+			// The placeholder is the usage's `quoted` word, as in --help.
+			if _, after, ok := strings.Cut(d.GetUsage(), "`"); ok {
+				if p, _, ok := strings.Cut(after, "`"); ok && p != "" {
+					v = p
+				}
+			}
+		}
+		b.WriteString(" [--" + n + " " + v + "]")
+	}
+	return b.String()
+}
+
 // invalidValue is urfave/cli's report of a flag value that did not parse:
 // value, flag name, the parser's reason. Compiled on first use: a
 // command's every run would pay for it, and only a bad flag needs it.

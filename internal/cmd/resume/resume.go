@@ -129,6 +129,10 @@ func build(env *command.Env, h Hooks) *cli.App {
 // a change watcher and an agent booting on this host.
 const maxParallel = 64
 
+// intervalHint is the hint of a refused --interval: what it is for, with a
+// value that works.
+var intervalHint = fmt.Sprintf("--interval is the time between --watch passes: say --interval 1m (the default is %s)", DefaultInterval)
+
 // minInterval is the shortest --interval accepted.
 const minInterval = 10 * time.Millisecond
 
@@ -164,7 +168,7 @@ func run(c *cli.Context, env *command.Env, h Hooks) error {
 func parseResume(c *cli.Context, env *command.Env, h Hooks) (*Options, error) {
 	args := c.Args().Slice()
 	if len(args) > 1 {
-		return nil, command.Usagef("usage: resume <team> [--watch] [--interval D] [--deciders LOGIN,…] [--slack-deciders ID,…]")
+		return nil, command.WithHint(command.Usagef("%s", command.UsageLine("resume", "<team>", c.Command.Flags)), "run 'resume --help'")
 	}
 	team, _, _, err := command.Identity(env, args, 1)
 	if err != nil {
@@ -174,13 +178,14 @@ func parseResume(c *cli.Context, env *command.Env, h Hooks) (*Options, error) {
 		JSON: c.Bool("json"), Config: escalate.FromEnv(env.Getenv), Hooks: h}
 	switch {
 	case o.Interval <= 0:
-		return nil, command.Usagef("--interval must be positive")
+		return nil, command.WithHint(command.Usagef("--interval must be positive"), intervalHint)
 	case o.Interval < minInterval:
 		// 1ns would spin on the mailbox (and GitHub) in a busy loop.
-		return nil, command.Usagef("--interval %s is too short: want %s or more (say 30s, 1m)", o.Interval, minInterval)
+		return nil, command.WithHint(command.Usagef("--interval %s is too short: want %s or more (say 30s, 1m)", o.Interval, minInterval), intervalHint)
 	}
 	if o.Parallel < 1 || o.Parallel > maxParallel {
-		return nil, command.Usagef("--parallel %d: want 1 to %d", o.Parallel, maxParallel)
+		return nil, command.WithHint(command.Usagef("--parallel %d: want 1 to %d", o.Parallel, maxParallel),
+			fmt.Sprintf("--parallel is how many agents a pass re-spawns at once (default %d): resume %s --parallel %d", escalate.DefaultParallel, o.Team, escalate.DefaultParallel))
 	}
 	if spec := c.String("deciders"); spec != "" {
 		if !strings.HasPrefix(spec, "@") {

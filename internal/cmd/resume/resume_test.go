@@ -120,3 +120,28 @@ func TestPassWithoutToken(t *testing.T) {
 		t.Errorf("ask %+v, %v", a, err)
 	}
 }
+
+// TestUsageErrorsSayEnough: the usage line names every flag resume takes
+// (it is made from them), and a refused --interval or --parallel comes
+// with a hint, as other flags' refusals do.
+func TestUsageErrorsSayEnough(t *testing.T) {
+	vars := map[string]string{"TEAMKIT_DB": filepath.Join(t.TempDir(), "t.db"), "HOME": t.TempDir()}
+	code, _, errs := invoke(t, vars, "demo", "extra")
+	if code != command.ExitUsage {
+		t.Fatalf("resume demo extra: exit %d, want 64", code)
+	}
+	for _, f := range []string{"--watch", "--interval D", "--parallel N", "--deciders", "--slack-deciders", "--json"} {
+		if !strings.Contains(errs, f) {
+			t.Errorf("resume demo extra: the usage line leaves out %s:\n%s", f, errs)
+		}
+	}
+	for _, args := range [][]string{
+		{"demo", "--interval", "5ms"}, {"demo", "--interval", "0"},
+		{"demo", "--parallel", "0"}, {"demo", "--parallel", "65"},
+	} {
+		code, _, errs := invoke(t, vars, args...)
+		if code != command.ExitUsage || !strings.Contains(errs, "resume: hint: ") {
+			t.Errorf("resume %q: exit %d, want 64 with a hint line; stderr:\n%s", args, code, errs)
+		}
+	}
+}
