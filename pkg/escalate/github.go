@@ -124,7 +124,7 @@ func (c *GitHubChannel) ReadPeople() error {
 	}
 	if c.deciders, c.decidersErr = c.Deciders(); c.decidersErr != nil {
 		c.deciders = Deciders{}
-		return fmt.Errorf("deciders: %s; no approval can be decided until it is fixed", text.OneLine(c.decidersErr.Error()))
+		return &peopleError{msg: fmt.Sprintf("deciders: %s; no approval can be decided until it is fixed", text.OneLine(c.decidersErr.Error())), err: c.decidersErr}
 	}
 	return nil
 }

@@ -347,6 +347,16 @@ func (p *pass) finish(err error) error {
 	return nil
 }
 
+// peopleError is a ReadPeople failure: what it means for the pass, with
+// the list's own error (and its hint) underneath.
+type peopleError struct {
+	msg string
+	err error
+}
+
+func (e *peopleError) Error() string { return e.msg }
+func (e *peopleError) Unwrap() error { return e.err }
+
 // run is the pass up to its last re-spawn started (Pass waits for them).
 func (p *pass) run() error {
 	r, ctx := p.r, p.ctx
@@ -355,6 +365,10 @@ func (p *pass) run() error {
 			if err := pr.ReadPeople(); err != nil {
 				p.count()
 				r.note("error: %v", err)
+				var h interface{ Hint() string }
+				if errors.As(err, &h) && h.Hint() != "" {
+					r.note("hint: %s", h.Hint())
+				}
 			}
 		}
 	}

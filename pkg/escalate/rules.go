@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io/fs"
 	"regexp"
 	"sort"
 	"strings"
@@ -78,6 +79,25 @@ const MaxListFile = 1 << 20
 // would quietly do nothing.
 func ReadListFile(path string) ([]byte, error) { return readlimit.Regular(path, MaxListFile) }
 
+// listFileError is an @FILE list that could not be read. A missing file
+// fails every pass (and resume --watch backs off to its ceiling), so it
+// says what file was expected and how to make one.
+type listFileError struct {
+	what, want, path string
+	err              error
+}
+
+func (e *listFileError) Error() string { return "read " + e.what + " file: " + e.err.Error() }
+func (e *listFileError) Unwrap() error { return e.err }
+
+// Hint is for a missing file only; another failure's message says enough.
+func (e *listFileError) Hint() string {
+	if !errors.Is(e.err, fs.ErrNotExist) {
+		return ""
+	}
+	return fmt.Sprintf("the %s list names the file %s, which does not exist: create it, %s on each line (# starts a comment), or fix the @FILE path; until it is read, no one on this list is heard", e.what, e.path, e.want)
+}
+
 func parseList(spec string, readFile func(string) ([]byte, error), what, want string, check func(string) (string, bool)) (Deciders, error) {
 	spec = strings.TrimSpace(spec)
 	if spec == "" {
@@ -94,7 +114,7 @@ func parseList(spec string, readFile func(string) ([]byte, error), what, want st
 		}
 		data, err := readFile(path)
 		if err != nil {
-			return Deciders{}, fmt.Errorf("read %s file: %w", what, err)
+			return Deciders{}, &listFileError{what: what, want: want, path: path, err: err}
 		}
 		origin = what + " file " + path
 		for _, line := range strings.Split(string(data), "\n") {

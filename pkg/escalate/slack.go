@@ -382,7 +382,7 @@ func (c *SlackChannel) ReadPeople() error {
 	}
 	if c.people, c.peopleErr = c.People(); c.peopleErr != nil {
 		c.people = SlackPeople{}
-		return fmt.Errorf("slack: %s; nothing said in Slack counts until it is fixed", text.OneLine(c.peopleErr.Error()))
+		return &peopleError{msg: fmt.Sprintf("slack: %s; nothing said in Slack counts until it is fixed", text.OneLine(c.peopleErr.Error())), err: c.peopleErr}
 	}
 	return nil
 }

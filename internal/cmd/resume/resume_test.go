@@ -145,3 +145,22 @@ func TestUsageErrorsSayEnough(t *testing.T) {
 		}
 	}
 }
+
+// TestMissingDecidersFileHint: a deciders @FILE that does not exist fails
+// the pass (closed: nothing is approved without the list) with a hint
+// naming the file expected and how to make it; every pass of --watch
+// would otherwise repeat a bare "no such file" while backing off.
+func TestMissingDecidersFileHint(t *testing.T) {
+	dir := t.TempDir()
+	vars := map[string]string{"TEAMKIT_DB": filepath.Join(dir, "t.db"), "HOME": dir}
+	missing := filepath.Join(dir, "deciders.txt")
+	for _, flag := range []string{"--deciders", "--slack-deciders"} {
+		code, _, errs := invoke(t, vars, "t", flag, "@"+missing)
+		if code != command.ExitFailure {
+			t.Errorf("%s @missing: exit %d, want 1 (fail closed)", flag, code)
+		}
+		if !strings.Contains(errs, "resume: hint: ") || !strings.Contains(errs[strings.Index(errs+"resume: hint: ", "resume: hint: "):], missing) {
+			t.Errorf("%s @missing: no hint naming %s:\n%s", flag, missing, errs)
+		}
+	}
+}
