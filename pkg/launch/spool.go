@@ -117,6 +117,35 @@ func RecordSpooled(ctx context.Context, db *mailbox.DB, runsDir, team string) {
 	if stampHolds(teamDir, agentDirs(teamDir)) {
 		return
 	}
+	recordAll(ctx, db, team, teamDir)
+}
+
+// SpoolLook is RecordSpooled begun before the mailbox is open: the check
+// of the team's stamp, which reads the time of every agent's run
+// directory, runs alongside the open (LookSpooled), and Record finishes
+// the look. spawn list of 200 agents waited 3% of its time for those
+// reads, done one after the other before it read the roster.
+type SpoolLook struct {
+	team, teamDir string
+	holds         chan bool
+}
+
+// LookSpooled starts the look for team's spooled ends under runsDir.
+func LookSpooled(runsDir, team string) *SpoolLook {
+	l := &SpoolLook{team: team, teamDir: filepath.Join(runsDir, team), holds: make(chan bool, 1)}
+	go func() { l.holds <- stampHolds(l.teamDir, agentDirs(l.teamDir)) }()
+	return l
+}
+
+// Record records what the look finds, as RecordSpooled does.
+func (l *SpoolLook) Record(ctx context.Context, db *mailbox.DB) {
+	if !<-l.holds {
+		recordAll(ctx, db, l.team, l.teamDir)
+	}
+}
+
+// recordAll is RecordSpooled's look once the stamp does not hold.
+func recordAll(ctx context.Context, db *mailbox.DB, team, teamDir string) {
 	// Without a directory to hold a scan file (none yet, or read-only)
 	// the look goes on unstamped. The agents are listed after the scan
 	// file is down, so that every directory the look does not read is newer

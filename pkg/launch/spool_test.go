@@ -216,3 +216,29 @@ func TestSpoolUnreadableSetAside(t *testing.T) {
 		t.Fatalf("the look that set the files aside left no stamp: %v", err)
 	}
 }
+
+// A look begun before the mailbox is open (spawn list's) records what
+// RecordSpooled would: an end spooled before it began, and, with the stamp
+// it then leaves, nothing more the next time.
+func TestLookSpooledEarly(t *testing.T) {
+	ctx, db, runs, agentDir := spoolTeam(t)
+	if err := db.RecordLaunch(ctx, mailbox.Agent{Team: "t", Name: "w1", Run: "r1", State: mailbox.StateRunning}); err != nil {
+		t.Fatal(err)
+	}
+	if err := spool(SpoolPath(agentDir, "r1"), spooled{ExitCode: 5}); err != nil {
+		t.Fatal(err)
+	}
+	look := LookSpooled(runs, "t")
+	look.Record(ctx, db)
+	a, err := db.Agent(ctx, "t", "w1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.State != mailbox.StateExited || a.ExitCode == nil || *a.ExitCode != 5 {
+		t.Fatalf("after the look: state %s, exit code %v; want exited with the spooled 5", a.State, a.ExitCode)
+	}
+	if _, err := os.Stat(filepath.Join(runs, "t", nothingSpooled)); err != nil {
+		t.Fatalf("the look left no stamp: %v", err)
+	}
+	LookSpooled(runs, "t").Record(ctx, db) // the stamp holds: nothing to do, and no hang
+}

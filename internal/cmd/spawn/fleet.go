@@ -48,6 +48,7 @@ func listCommand(env *command.Env) *cli.Command {
 			if err != nil {
 				return err
 			}
+			o.look = launch.LookSpooled(o.RunsDir, o.Team)
 			return command.WithMailbox(c, env, o.run)
 		},
 	}
@@ -137,6 +138,8 @@ type listOptions struct {
 	Interval time.Duration
 	// RunsDir holds the mailbox's run files on this host; Host names it.
 	RunsDir, Host string
+	// look is the look for spooled ends, begun before the mailbox opened.
+	look *launch.SpoolLook
 }
 
 func parseList(c *cli.Context, env *command.Env) (*listOptions, error) {
@@ -171,7 +174,13 @@ func (o *listOptions) run(ctx context.Context, env *command.Env, db *mailbox.DB)
 // print writes the team's agents to w, one line (or JSON object) each.
 func (o *listOptions) print(ctx context.Context, env *command.Env, db *mailbox.DB, w io.Writer) error {
 	team := o.Team
-	launch.RecordSpooled(ctx, db, o.RunsDir, team)
+	if o.look != nil {
+		// Begun while the mailbox opened; a --watch redraw looks afresh.
+		o.look.Record(ctx, db)
+		o.look = nil
+	} else {
+		launch.RecordSpooled(ctx, db, o.RunsDir, team)
+	}
 	here, err := roster.At(ctx, db, o.Host)
 	if err != nil {
 		return err
