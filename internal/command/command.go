@@ -123,21 +123,30 @@ func Usagef(format string, args ...any) error {
 // mailbox.Redact shows it, never with its password. errors.Is and a hint
 // of err's still see err.
 func UsageOf(err error, typed ...string) error {
-	msg := err.Error()
-	for _, v := range typed {
-		shown := mailbox.Redact(v)
-		if shown == v {
-			continue
-		}
-		// As %q quotes it, then as it is.
-		q, qs := strconv.Quote(v), strconv.Quote(shown)
-		msg = strings.ReplaceAll(msg, q[1:len(q)-1], qs[1:len(qs)-1])
-		msg = strings.ReplaceAll(msg, v, shown)
-	}
+	msg := redactTyped(err.Error(), typed...)
 	if msg != err.Error() {
 		err = &shownError{msg: msg, err: err}
 	}
 	return &Error{Code: ExitUsage, Err: err}
+}
+
+// redactTyped is msg with each of typed that mailbox.Redact changes (a URL
+// with its password) shown as Redact shows it: as %q quotes it and as it
+// is, and trimmed of blanks too, as a parser quotes what it read (a list's
+// "alice, postgres://…" entry, a flag value ParseDuration trimmed).
+func redactTyped(msg string, typed ...string) string {
+	for _, v := range typed {
+		for _, v := range []string{v, strings.TrimSpace(v)} {
+			shown := mailbox.Redact(v)
+			if shown == v {
+				continue
+			}
+			q, qs := strconv.Quote(v), strconv.Quote(shown)
+			msg = strings.ReplaceAll(msg, q[1:len(q)-1], qs[1:len(qs)-1])
+			msg = strings.ReplaceAll(msg, v, shown)
+		}
+	}
+	return msg
 }
 
 // shownError is err with its message redacted (UsageOf).
@@ -425,9 +434,13 @@ var invalidValue = sync.OnceValue(func() *regexp.Regexp {
 // strconv's "parse error".
 func badFlagValue(flags []cli.Flag, value, name, reason string) error {
 	// A URL given to the wrong flag: shown without its password, here
-	// and where the parser's reason quotes it.
-	if shown := mailbox.Redact(value); shown != value {
-		reason = strings.ReplaceAll(reason, value, shown)
+	// and where the parser's reason quotes it. value is as %q quoted it.
+	typed := value
+	if s, err := strconv.Unquote(`"` + value + `"`); err == nil {
+		typed = s
+	}
+	if shown := mailbox.Redact(typed); shown != typed {
+		reason = redactTyped(reason, typed)
 		value = shown
 	}
 	for _, f := range flags {
