@@ -155,18 +155,29 @@ func (g Group) excluded(pid int) bool {
 // waitEmpty waits up to d for the group to have no live member. It watches
 // the members it last found and looks for members again only once they are
 // gone, to catch what they forked meanwhile (as Groups.waitEmpty does): a
-// look every poll reads every process on the host.
+// look every poll reads every process on the host. Only a look that finds
+// no member makes the group empty: a member found that ended (and was
+// reaped) before it could be watched may have forked since, which only the
+// next look sees; past the deadline, a look that finds one ends the wait.
 func (g Group) waitEmpty(d time.Duration) bool {
 	deadline := time.Now().Add(d)
 	for {
+		pids := g.Members()
+		if len(pids) == 0 {
+			return true
+		}
+		if time.Now().After(deadline) {
+			return false
+		}
 		var ids []Identity
-		for _, pid := range g.Members() {
+		for _, pid := range pids {
 			if id, err := Of(pid); err == nil {
 				ids = append(ids, id)
 			}
 		}
 		if len(ids) == 0 {
-			return true
+			time.Sleep(pollEvery)
+			continue
 		}
 		if len(WaitAllGone(ids, time.Until(deadline))) > 0 {
 			return false

@@ -3,6 +3,7 @@
 package proc
 
 import (
+	"errors"
 	"os"
 	"os/exec"
 	"strconv"
@@ -80,5 +81,40 @@ func TestGroupFindsOrphans(t *testing.T) {
 	g.Stop(10 * time.Second)
 	if !orphan.WaitGone(30*time.Second) || len(g.Members()) != 0 {
 		t.Fatalf("orphan %d still runs after Stop", orphan.PID)
+	}
+}
+
+// TestWaitEmptyUnwatchedMember: a member the look found but could not
+// watch (it ended and was reaped before its identity was read, having
+// forked what the look did not see) does not make the group empty: the
+// wait looks again until its deadline. Here no identity can be read at
+// all, which makes every member such a one, and Stop would otherwise
+// return after its SIGTERM with the member running.
+func TestWaitEmptyUnwatchedMember(t *testing.T) {
+	marker := "TEAMKIT_RUN=test-unwatched"
+	cmd := exec.Command("sleep", "300")
+	cmd.Env = append(os.Environ(), marker)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { cmd.Process.Kill(); cmd.Wait() }()
+	g := Group{Marker: marker}
+	for deadline := time.Now().Add(10 * time.Second); len(g.Members()) == 0; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the member never carried the marker")
+		}
+	}
+	if _, err := BootID(); err != nil {
+		t.Skip(err)
+	}
+	saved := bootOnce.err
+	bootOnce.err = errors.New("no boot id")
+	defer func() { bootOnce.err = saved }()
+	start := time.Now()
+	if g.waitEmpty(200 * time.Millisecond) {
+		t.Fatalf("waitEmpty = true after %v, with member %d running", time.Since(start), cmd.Process.Pid)
+	}
+	if d := time.Since(start); d < 200*time.Millisecond {
+		t.Errorf("waitEmpty gave up after %v, before its deadline", d)
 	}
 }
