@@ -85,8 +85,12 @@ func (g *guard) release() {
 // on the host reads a command line (ps, /proc/PID/cmdline), and the spec
 // holds the mailbox URL with its password.
 //
-// The guard's environment lacks TEAMKIT_RUN and it has its own session, so it
-// is never taken for one of the agent's processes.
+// The guard's TEAMKIT_RUN is empty (read as unset: no run's) and it has its
+// own session, so it is never taken for one of the agent's processes, nor,
+// once its supervisor dies and it is adopted by the supervisor of the run
+// that started this one (a lead's, a subreaper), for one of that run's: an
+// adopted orphan with no TEAMKIT_RUN at all is taken for the adopter's,
+// and that run's end would stop the guard while it stops this run.
 func startGuard(spec Spec, self proc.Identity) (*guard, error) {
 	if spec.Self == "" {
 		return nil, fmt.Errorf("the supervisor's executable is unknown")
@@ -102,12 +106,17 @@ func startGuard(spec Spec, self proc.Identity) (*guard, error) {
 		return nil, err
 	}
 	defer r.Close()
+	environ := spec.Environ
+	if environ == nil {
+		environ = os.Environ() // what a nil Env would have inherited
+	}
 	var env []string
-	for _, kv := range spec.Environ {
+	for _, kv := range environ {
 		if !strings.HasPrefix(kv, "TEAMKIT_RUN=") {
 			env = append(env, kv)
 		}
 	}
+	env = append(env, "TEAMKIT_RUN=")
 	cmd := &exec.Cmd{Path: spec.Self, Args: []string{"spawn", "__guard"}, Env: env, Stdin: r}
 	cmd, err = startDetached(cmd)
 	if err != nil {
