@@ -175,13 +175,13 @@ func signalIf(pid int, sig syscall.Signal, ok func() bool) error {
 	return nil
 }
 
-// becomeSubreaper makes this process adopt its orphaned descendants, so an
-// agent's children that outlive it stay below the supervisor, which reaps
-// them, instead of escaping to init.
 // adopts: becomeSubreaper makes this process the adopter of its
 // descendants' orphans.
 const adopts = true
 
+// becomeSubreaper makes this process adopt its orphaned descendants, so an
+// agent's children that outlive it stay below the supervisor, which reaps
+// them, instead of escaping to init.
 func becomeSubreaper() error {
 	return unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
 }
