@@ -96,46 +96,16 @@ func (gs Groups) Stop(grace time.Duration) {
 	}
 }
 
-// waitEmpty waits up to d for no group to have a live member. It watches
-// the members it last found (one stat each) and scans all of /proc again
-// only once they are gone, to catch what they forked meanwhile: a scan
-// every poll, with a whole fleet's supervisors alive, costs more than the
-// stopping itself.
+// waitEmpty waits up to d for no group to have a live member (waitNone:
+// it watches the members it found, not every process each poll, which
+// with a whole fleet's supervisors alive costs more than the stopping
+// itself).
 func (gs Groups) waitEmpty(d time.Duration) bool {
-	deadline := time.Now().Add(d)
-	for {
-		var pids []Stat
+	return waitNone(func() []int {
+		var all []int
 		for _, m := range gs.Members() {
-			for _, pid := range m {
-				if s, err := ReadStat(pid); err == nil {
-					pids = append(pids, s)
-				}
-			}
+			all = append(all, m...)
 		}
-		if len(pids) == 0 {
-			return true
-		}
-		for {
-			pids = stillRunning(pids)
-			if len(pids) == 0 {
-				break
-			}
-			if time.Now().After(deadline) {
-				return false
-			}
-			time.Sleep(pollEvery)
-		}
-	}
-}
-
-// stillRunning is the processes of ps that still run: not gone, not
-// zombies, their pid not taken by another process since (start time).
-func stillRunning(ps []Stat) []Stat {
-	out := ps[:0]
-	for _, p := range ps {
-		if s, err := ReadStat(p.PID); err == nil && s.Start == p.Start && s.State != 'Z' && s.State != 'X' {
-			out = append(out, p)
-		}
-	}
-	return out
+		return all
+	}, d)
 }

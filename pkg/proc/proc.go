@@ -152,17 +152,20 @@ func (g Group) excluded(pid int) bool {
 	return false
 }
 
-// waitEmpty waits up to d for the group to have no live member. It watches
-// the members it last found and looks for members again only once they are
-// gone, to catch what they forked meanwhile (as Groups.waitEmpty does): a
-// look every poll reads every process on the host. Only a look that finds
-// no member makes the group empty: a member found that ended (and was
-// reaped) before it could be watched may have forked since, which only the
-// next look sees; past the deadline, a look that finds one ends the wait.
-func (g Group) waitEmpty(d time.Duration) bool {
+// waitEmpty waits up to d for the group to have no live member.
+func (g Group) waitEmpty(d time.Duration) bool { return waitNone(g.Members, d) }
+
+// waitNone waits up to d for members to find none. It watches the members
+// it last found and looks for members again only once they are gone, to
+// catch what they forked meanwhile: a look every poll reads every process
+// on the host. Only a look that finds no member ends the wait: a member
+// found that ended (and was reaped) before it could be watched may have
+// forked since, which only the next look sees; past the deadline, a look
+// that finds one ends the wait.
+func waitNone(members func() []int, d time.Duration) bool {
 	deadline := time.Now().Add(d)
 	for {
-		pids := g.Members()
+		pids := members()
 		if len(pids) == 0 {
 			return true
 		}
