@@ -2,6 +2,7 @@ package mailbox_test
 
 import (
 	"context"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -73,4 +74,35 @@ func TestPostgresWaitPollsUnderOtherTraffic(t *testing.T) {
 			m.ID, ok, took.Round(time.Second))
 	}
 	t.Logf("got message %d after %s", got[0].ID, took.Round(100*time.Millisecond))
+}
+
+// TestWaitSeesLeaseRunOut: on SQLite a waiter on an inbox takes a message
+// whose lease (a drain killed after its claim) runs out when it runs out,
+// though nothing is written then and its safety poll is off: the waiter
+// looks for the first lease's end itself. (Before, only the 2 s safety
+// poll found it; with the poll off, the wait's deadline, here two minutes
+// away.)
+func TestWaitSeesLeaseRunOut(t *testing.T) {
+	mailbox.NoSafetyPolls(t)
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "mail.db")
+	db := open(t, path, nil)
+	m := send(t, db, "t", "lead", "w", "task")
+	if _, err := raw(t, path).Exec(`UPDATE messages SET claim_token = 1, lease_until = ? WHERE id = ?`,
+		time.Now().Add(time.Second).UnixNano(), m.ID); err != nil {
+		t.Fatal(err)
+	}
+	var got []mailbox.Message
+	began := time.Now()
+	ok, err := db.WatchInbox(ctx, "t", "w", began.Add(2*time.Minute), func() (bool, error) {
+		msgs, err := db.Drain(ctx, "t", "w", 0, keep(&got))
+		return len(msgs) > 0, err
+	})
+	took := time.Since(began)
+	if err != nil || !ok || len(got) != 1 || got[0].ID != m.ID {
+		t.Fatalf("WatchInbox = %v, %v, got %v; want message %d", ok, err, got, m.ID)
+	}
+	if took < time.Second || took > time.Minute {
+		t.Fatalf("message %d taken %s into the wait; its lease ran out 1 s in", m.ID, took.Round(100*time.Millisecond))
+	}
 }
