@@ -126,7 +126,7 @@ type devNull struct{}
 func (devNull) Write(p []byte) (int, error) { return len(p), nil }
 
 // idleCost starts n waiters on inboxes that get nothing, lets them settle,
-// and reads their CPU time (utime+stime) over idle and their RSS.
+// and reads their CPU time over idle and their RSS.
 func idleCost(db string, n int, idle time.Duration) (cpuPct, rssMB float64, err error) {
 	var cmds []*exec.Cmd
 	defer func() {
@@ -146,7 +146,7 @@ func idleCost(db string, n int, idle time.Duration) (cpuPct, rssMB float64, err 
 	time.Sleep(3 * time.Second) // start-up and settling are not idling
 	before := make([]int64, n)
 	for i, c := range cmds {
-		if before[i], err = ticks(c.Process.Pid); err != nil {
+		if before[i], err = cpuNanos(c.Process.Pid); err != nil {
 			return 0, 0, err
 		}
 	}
@@ -154,7 +154,7 @@ func idleCost(db string, n int, idle time.Duration) (cpuPct, rssMB float64, err 
 	var total int64
 	var rss float64
 	for i, c := range cmds {
-		t, err := ticks(c.Process.Pid)
+		t, err := cpuNanos(c.Process.Pid)
 		if err != nil {
 			return 0, 0, err
 		}
@@ -165,20 +165,32 @@ func idleCost(db string, n int, idle time.Duration) (cpuPct, rssMB float64, err 
 		}
 		rss += r
 	}
-	const hz = 100 // USER_HZ on Linux
-	cpuPct = float64(total) / hz / idle.Seconds() / float64(n) * 100
+	cpuPct = float64(total) / float64(idle) / float64(n) * 100
 	return cpuPct, rss / float64(n) / 1024, nil
 }
 
-func ticks(pid int) (int64, error) {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+// cpuNanos is the time pid's threads have spent on a CPU, in nanoseconds
+// (the first field of each thread's schedstat): the clock ticks of
+// /proc/<pid>/stat count an idle waiter's few wake-ups in whole 10 ms
+// ticks, or not at all.
+func cpuNanos(pid int) (int64, error) {
+	tasks, err := os.ReadDir(fmt.Sprintf("/proc/%d/task", pid))
 	if err != nil {
 		return 0, err
 	}
-	f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+2:]))
-	u, _ := strconv.ParseInt(f[11], 10, 64)
-	s, _ := strconv.ParseInt(f[12], 10, 64)
-	return u + s, nil
+	var sum int64
+	for _, task := range tasks {
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%s/schedstat", pid, task.Name()))
+		if err != nil {
+			return 0, err
+		}
+		ns, err := strconv.ParseInt(strings.Fields(string(b))[0], 10, 64)
+		if err != nil {
+			return 0, fmt.Errorf("schedstat of %d/%s: %w", pid, task.Name(), err)
+		}
+		sum += ns
+	}
+	return sum, nil
 }
 
 func rssKB(pid int) (float64, error) {
