@@ -26,9 +26,13 @@ var Rebind = rebind
 // NoSafetyPolls switches the backends' slow re-check off (an hour) until
 // the test ends, so a waiter that wakes can only have been woken by the
 // change itself.
-func NoSafetyPolls(t testing.TB) {
+func NoSafetyPolls(t testing.TB) { SafetyPolls(t, time.Hour) }
+
+// SafetyPolls sets both backends' slow re-check to every d until the test
+// ends.
+func SafetyPolls(t testing.TB, d time.Duration) {
 	lite, pg := sqliteSafetyPoll, pgSafetyPoll
-	sqliteSafetyPoll, pgSafetyPoll = time.Hour, time.Hour
+	sqliteSafetyPoll, pgSafetyPoll = d, d
 	t.Cleanup(func() { sqliteSafetyPoll, pgSafetyPoll = lite, pg })
 }
 

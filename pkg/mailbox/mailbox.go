@@ -563,6 +563,12 @@ func migrationFiles(dir string) ([]string, error) {
 	return files, err
 }
 
+// Row is a query's one row: *sql.Row, or one read on PostgreSQL's
+// listening connection (PostgresListener.QueryRow).
+type Row interface {
+	Scan(dest ...any) error
+}
+
 // querier is what *sql.DB and *sql.Tx share.
 type querier interface {
 	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
@@ -681,6 +687,26 @@ func (t topic) wakes(payload string) bool {
 	}
 	team, _, _ := strings.Cut(payload, "/")
 	return team == t.team
+}
+
+// inboxLook is what a waiter on the inbox t learns between its checks:
+// whether any message to it is unread (else no check of the inbox can find
+// anything), and when the first lease held on one runs out (zero: none
+// is). A lease's end writes nothing, so no wake-up announces it: the
+// waiter looks again then. For a whole team's topic it says unread, and
+// no lease, without asking.
+func inboxLook(queryRow func(query string, args ...any) Row, t topic, now time.Time) (unread bool, leaseEnd time.Time, err error) {
+	if t.inbox == "" {
+		return true, time.Time{}, nil
+	}
+	var n int64
+	var end sql.NullInt64
+	err = queryRow(`SELECT count(*), min(CASE WHEN lease_until > ? THEN lease_until END) FROM `+unreadByRecipient+`
+		WHERE team = ? AND recipient = ? AND read_at IS NULL`, nanos(now), t.team, t.inbox).Scan(&n, &end)
+	if err != nil || !end.Valid {
+		return n > 0, time.Time{}, err
+	}
+	return n > 0, fromNanos(end), nil
 }
 
 func (d *DB) watch(ctx context.Context, t topic, deadline time.Time, check func() (bool, error)) (ok bool, err error) {

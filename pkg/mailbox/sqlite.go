@@ -252,7 +252,7 @@ func (sqliteBackend) lock(d *dbRef, team, key string) (*Lock, error) {
 // without being woken: the backstop for a change inotify cannot see (a
 // database on a network file system, say). The wake-up itself is
 // immediate, and a drain's lease running out on the inbox waited on
-// (which writes nothing) is looked for when it runs out (leaseEnd). Each
+// (which writes nothing) is looked for when it runs out (inboxLook). Each
 // look wakes an idle waiter: at 2 s they cost 0.04–0.09% of a core each
 // on a machine where a wake-up is dear, at 10 s 0.013%. (A variable only
 // so that a test can switch it off and prove the wake-up.)
@@ -336,7 +336,7 @@ func (sqliteBackend) watch(ctx context.Context, d *dbRef, t topic, deadline time
 			if err != nil || done {
 				return done, err
 			}
-			if leased, err = leaseEnd(ctx, conn, t, now); err != nil {
+			if _, leased, err = inboxLook(func(q string, args ...any) Row { return conn.QueryRowContext(ctx, q, args...) }, t, now); err != nil {
 				return false, err
 			}
 		}
@@ -366,22 +366,6 @@ func (sqliteBackend) watch(ctx context.Context, d *dbRef, t topic, deadline time
 		}
 		t.Stop()
 	}
-}
-
-// leaseEnd is when the first lease held on the inbox t waits on runs out
-// (zero: none is held, or t is a whole team): the message is drainable
-// again then, and nothing is written to wake the waiter.
-func leaseEnd(ctx context.Context, conn *sql.Conn, t topic, now time.Time) (time.Time, error) {
-	if t.inbox == "" {
-		return time.Time{}, nil
-	}
-	var end sql.NullInt64
-	err := conn.QueryRowContext(ctx, `SELECT min(lease_until) FROM `+unreadByRecipient+`
-		WHERE team = ? AND recipient = ? AND read_at IS NULL AND lease_until > ?`, t.team, t.inbox, nanos(now)).Scan(&end)
-	if err != nil || !end.Valid {
-		return time.Time{}, err
-	}
-	return fromNanos(end), nil
 }
 
 // sqliteFollowUp and sqliteFollowUps are the quick looks after a wake-up.

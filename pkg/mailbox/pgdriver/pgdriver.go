@@ -106,14 +106,22 @@ func (client) ConnectPhase(err error) string {
 
 // Listen runs LISTEN on the connection sql.Conn.Raw hands out.
 func (client) Listen(ctx context.Context, dc any, channel string) (mailbox.PostgresListener, error) {
-	pc := dc.(rebindConn).Conn.Conn()
+	rc := dc.(rebindConn)
+	pc := rc.Conn.Conn()
 	if _, err := pc.Exec(ctx, "LISTEN "+pgx.Identifier{channel}.Sanitize()); err != nil {
 		return nil, err
 	}
-	return listener{pc}, nil
+	return listener{pc, rc.rebind}, nil
 }
 
-type listener struct{ pc *pgx.Conn }
+type listener struct {
+	pc     *pgx.Conn
+	rebind func(string) string
+}
+
+func (l listener) QueryRow(ctx context.Context, q string, args ...any) mailbox.Row {
+	return l.pc.QueryRow(ctx, l.rebind(q), args...)
+}
 
 func (l listener) Wait(ctx context.Context, d time.Duration) (string, bool, error) {
 	wctx, cancel := context.WithTimeout(ctx, d)
