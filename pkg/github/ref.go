@@ -87,21 +87,24 @@ func checkName(what, s string, max int) error {
 	return nil
 }
 
+// parseNumber's errors do not quote s: ParseIssueRef's quote the whole
+// reference, which the commands show without a URL's password; the part
+// after '#' alone (o/r#https://user:token@…) they would show as it is.
 func parseNumber(s string) (int, error) {
 	if s == "" {
 		return 0, fmt.Errorf("empty issue number")
 	}
 	for i := 0; i < len(s); i++ {
 		if s[i] < '0' || s[i] > '9' {
-			return 0, fmt.Errorf("issue number %q is not a positive decimal number", s)
+			return 0, fmt.Errorf("issue number is not a positive decimal number")
 		}
 	}
 	if s[0] == '0' {
-		return 0, fmt.Errorf("issue number %q must be positive without leading zeros", s)
+		return 0, fmt.Errorf("issue number must be positive without leading zeros")
 	}
 	n, err := strconv.Atoi(s)
 	if err != nil || n <= 0 || n > 1<<31-1 {
-		return 0, fmt.Errorf("issue number %q is out of range", s)
+		return 0, fmt.Errorf("issue number is out of range")
 	}
 	return n, nil
 }

@@ -336,10 +336,16 @@ func prepare(ctx context.Context, finder agenttype.Finder, req Request) (*job, e
 			return nil, err
 		}
 	}
+	given := req.Workdir
 	if req.Workdir, err = filepath.Abs(req.Workdir); err != nil {
 		return nil, err
 	}
 	if st, err := os.Stat(req.Workdir); err != nil || !st.IsDir() {
+		if mailbox.IsURL(given) {
+			// A repository's URL may carry its credentials: the path
+			// made of it would print them.
+			return nil, fmt.Errorf("workdir %s is a URL, not a directory", mailbox.Redact(given))
+		}
 		return nil, fmt.Errorf("workdir %s is not a directory", req.Workdir)
 	}
 	j := &job{req: req, t: t, dbPath: req.DBPath}

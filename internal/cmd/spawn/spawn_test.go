@@ -70,10 +70,16 @@ func TestSpawnThatCannotStartCreatesNoMailbox(t *testing.T) {
 		{[]string{"nocli", "w1", "--team", "t"}, "teamkit-no-such-cli"},
 		{[]string{"keyed", "w1", "--team", "t"}, "TEAMKIT_TEST_NO_SUCH_KEY is not set"},
 		{[]string{"keyed", "w1", "--team", "t", "--no-auth-check", "--workdir", filepath.Join(types, "missing")}, "is not a directory"},
+		// A repository's URL, credentials and all, is no workdir: the
+		// refusal names it without the password.
+		{[]string{"keyed", "w1", "--team", "t", "--no-auth-check", "--workdir", "https://bot:s3cret-tok@git.example.com/team/repo"}, "is a URL, not a directory"},
 	} {
 		r := h.Run(c.args...)
 		if r.Code == 0 || !strings.Contains(r.Stderr, c.want) || r.Stdout != "" {
 			t.Errorf("spawn %q: exit %d, stdout %q, stderr %q; want a failure saying %q", c.args, r.Code, r.Stdout, r.Stderr, c.want)
+		}
+		if strings.Contains(r.Stderr, "s3cret") {
+			t.Errorf("spawn %q printed the URL's password: %q", c.args, r.Stderr)
 		}
 		if _, err := os.Stat(h.DB); !os.IsNotExist(err) {
 			t.Fatalf("spawn %q, refused, created the mailbox %s (%v)", c.args, h.DB, err)
