@@ -36,5 +36,13 @@ func SafetyPolls(t testing.TB, d time.Duration) {
 	t.Cleanup(func() { sqliteSafetyPoll, pgSafetyPoll = lite, pg })
 }
 
+// QuietLimit sets how long a statement on PostgreSQL's listening
+// connection may go unanswered until the test ends.
+func QuietLimit(t testing.TB, d time.Duration) {
+	old := pgQuietLimit
+	pgQuietLimit = d
+	t.Cleanup(func() { pgQuietLimit = old })
+}
+
 // StaleQuery is staleQuery, for the plan tests.
 var StaleQuery = staleQuery

@@ -252,6 +252,13 @@ func (pgBackend) lock(r *dbRef, team, key string) (*Lock, error) {
 // only so that a test can switch it off.)
 var pgSafetyPoll = 10 * time.Second
 
+// pgQuietLimit is how long a statement on the listening connection (a
+// look between waits, the UNLISTEN at the end) may go unanswered before
+// the connection counts as lost: one that went silent answers never, and
+// TCP gives up only after many minutes. (A variable only so that a test
+// can shorten it.)
+var pgQuietLimit = 5 * time.Second
+
 // watch LISTENs on the schema's channel, to which every write to a table
 // a waiter cares about notifies (the triggers of migrations 001 and 010:
 // "team" for most tables, "team/recipient" for a message), and re-checks
@@ -307,14 +314,29 @@ func listenOnce(ctx context.Context, d *DB, t topic, deadline time.Time, check f
 	if err := conn.QueryRowContext(ctx, `SELECT '`+notifyPrefix+`' || current_schema()`).Scan(&channel); err != nil {
 		return false, fmt.Errorf("%w: %w", errListenLost, err)
 	}
-	err = conn.Raw(func(dc any) error {
+	// waited is how the wait ended, whatever becomes of its connection.
+	var listened bool
+	var waited error
+	err = conn.Raw(func(dc any) (err error) {
 		l, err := pgClient.Listen(ctx, dc, channel)
 		if err != nil {
 			return fmt.Errorf("%w: %w", errListenLost, err)
 		}
+		listened = true
+		// However the wait ends (its check's error, ctx, the deadline),
+		// the connection goes back to the pool listening to nothing, or
+		// is closed: one still listening would gather the schema's every
+		// notification, never read. UNLISTEN gets pgQuietLimit, not for
+		// ever: the connection may have gone silent.
 		defer func() {
-			if err == nil {
-				err = l.Unlisten(context.Background())
+			waited = err
+			if errors.Is(err, driver.ErrBadConn) {
+				return
+			}
+			uctx, cancel := context.WithTimeout(context.Background(), pgQuietLimit)
+			defer cancel()
+			if l.Unlisten(uctx) != nil {
+				err = driver.ErrBadConn // Raw closes it
 			}
 		}()
 		for {
@@ -327,6 +349,9 @@ func listenOnce(ctx context.Context, d *DB, t topic, deadline time.Time, check f
 			}
 		}
 	})
+	if listened {
+		err = waited
+	}
 	if errors.Is(err, driver.ErrBadConn) {
 		return false, errListenLost
 	}

@@ -1,0 +1,177 @@
+package mailbox_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"net"
+	"net/url"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/teamkit/teamkit/internal/pgtest"
+	"github.com/teamkit/teamkit/pkg/mailbox"
+)
+
+// hush is a TCP proxy to a PostgreSQL server whose silence() makes every
+// connection that has sent a LISTEN go quiet, as a NAT or a firewall that
+// dropped an idle connection's state does: nothing more is forwarded
+// either way, and nothing is closed. Other connections, and new ones, are
+// served.
+type hush struct {
+	mu     sync.Mutex
+	quiet  map[net.Conn]bool
+	listen map[net.Conn]bool
+}
+
+// silence quiets the connections listening now; later ones are served.
+func (h *hush) silence() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for c := range h.listen {
+		h.quiet[c] = true
+	}
+}
+
+// silent reports whether c is to forward nothing more; seen is what c just
+// sent, if from the client.
+func (h *hush) silent(c net.Conn, seen []byte) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if bytes.Contains(seen, []byte("LISTEN ")) {
+		h.listen[c] = true
+	}
+	return h.quiet[c]
+}
+
+func hushed(t *testing.T, pgURL string) (string, *hush) {
+	u, err := url.Parse(pgURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := &hush{quiet: map[net.Conn]bool{}, listen: map[net.Conn]bool{}}
+	server := u.Host
+	var conns []net.Conn
+	var mu sync.Mutex
+	t.Cleanup(func() {
+		ln.Close()
+		mu.Lock()
+		defer mu.Unlock()
+		for _, c := range conns {
+			c.Close()
+		}
+	})
+	pipe := func(client, from, to net.Conn, fromClient bool) {
+		buf := make([]byte, 64<<10)
+		for {
+			n, err := from.Read(buf)
+			if err != nil {
+				from.Close()
+				to.Close()
+				return
+			}
+			var seen []byte
+			if fromClient {
+				seen = buf[:n]
+			}
+			if h.silent(client, seen) {
+				continue // swallowed: never forwarded, never answered
+			}
+			if _, err := to.Write(buf[:n]); err != nil {
+				return
+			}
+		}
+	}
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			s, err := net.Dial("tcp", server)
+			if err != nil {
+				c.Close()
+				continue
+			}
+			mu.Lock()
+			conns = append(conns, c, s)
+			mu.Unlock()
+			go pipe(c, c, s, true)
+			go pipe(c, s, c, false)
+		}
+	}()
+	u.Host = ln.Addr().String()
+	return u.String(), h
+}
+
+// watchBy runs watch and fails the test if it has not returned within
+// limit (leaving it running: a hung waiter is the defect).
+func watchBy(t *testing.T, limit time.Duration, watch func() (bool, error)) (bool, error) {
+	t.Helper()
+	type result struct {
+		ok  bool
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		ok, err := watch()
+		done <- result{ok, err}
+	}()
+	select {
+	case r := <-done:
+		return r.ok, r.err
+	case <-time.After(limit):
+		t.Fatalf("the wait has not returned %s after it began", limit)
+		return false, nil
+	}
+}
+
+// TestPostgresWaitEndsOnSilentConnection: a waiter whose listening
+// connection goes silent (no error, no answer: a host or a network path
+// gone) still returns at its deadline. The wait's end UNLISTENs on that
+// connection, which never answers: that must not hang the waiter, and the
+// connection must not go back to the pool.
+func TestPostgresWaitEndsOnSilentConnection(t *testing.T) {
+	mailbox.NoSafetyPolls(t)
+	mailbox.QuietLimit(t, 500*time.Millisecond)
+	u, h := hushed(t, pgtest.URL(t))
+	db := open(t, u, nil)
+	began := time.Now()
+	ok, err := watchBy(t, 20*time.Second, func() (bool, error) {
+		return db.Watch(context.Background(), "t", began.Add(time.Second), func() (bool, error) {
+			h.silence() // listening by now
+			return false, nil
+		})
+	})
+	if ok || err != nil {
+		t.Fatalf("Watch = %v, %v; want false, nil at its deadline", ok, err)
+	}
+	t.Logf("returned after %s", time.Since(began).Round(10*time.Millisecond))
+}
+
+// TestPostgresWaitErrorLeavesNoListener: a wait that ends in its check's
+// error gives its connection back to the pool listening to nothing: one
+// still listening would collect every notification of the schema, unread,
+// for as long as the process lives (resume --watch retries such a wait).
+func TestPostgresWaitErrorLeavesNoListener(t *testing.T) {
+	u := pgtest.URL(t)
+	db := open(t, u, nil)
+	boom := errors.New("boom")
+	_, err := db.Watch(context.Background(), "t", time.Now().Add(time.Minute), func() (bool, error) { return false, boom })
+	if !errors.Is(err, boom) {
+		t.Fatalf("Watch = %v; want the check's error", err)
+	}
+	var n int
+	if err := raw(t, u).QueryRow(`SELECT count(*) FROM pg_stat_activity
+		WHERE datname = current_database() AND query LIKE 'LISTEN %'`).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	if n != 0 {
+		t.Fatalf("%d connection(s) of the pool still LISTEN after the wait ended", n)
+	}
+}
