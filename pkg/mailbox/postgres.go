@@ -369,19 +369,44 @@ func listenOnce(ctx context.Context, d *DB, t topic, deadline time.Time, check f
 // idle for a second precedes with a ping).
 func awaitChange(ctx context.Context, d *DB, l PostgresListener, t topic, deadline time.Time) (bool, error) {
 	poll := time.Now().Add(pgSafetyPoll)
-	look := func(q string, args ...any) Row { return l.QueryRow(ctx, q, args...) }
-	_, leased, err := inboxLook(look, t, d.now())
-	for err == nil {
+	// A look may wait for its answer until the deadline and pgQuietLimit at
+	// most: the connection it asks on may be the one that went silent.
+	// Unanswered, it is lost (pgx closes it), and a reconnected waiter
+	// checks before it waits.
+	look := func() (unread bool, leased time.Time, err error) {
+		lctx, cancel := context.WithTimeout(ctx, pgQuietLimit)
+		defer cancel()
+		if !deadline.IsZero() {
+			lctx, cancel = context.WithDeadline(lctx, deadline)
+			defer cancel()
+		}
+		unread, leased, err = inboxLook(func(q string, args ...any) Row { return l.QueryRow(lctx, q, args...) }, t, d.now())
+		if err != nil && ctx.Err() == nil && (lctx.Err() != nil || Disconnected(err)) {
+			err = driver.ErrBadConn
+		}
+		return unread, leased, err
+	}
+	_, leased, err := look()
+	for {
+		if ctx.Err() != nil {
+			return false, ctx.Err()
+		}
 		if !deadline.IsZero() && !time.Now().Before(deadline) {
 			return false, nil
+		}
+		if err != nil {
+			return false, err
 		}
 		if !leased.IsZero() && !d.now().Before(leased) {
 			return true, nil
 		}
 		if !time.Now().Before(poll) {
 			var unread bool
-			if unread, leased, err = inboxLook(look, t, d.now()); err != nil || unread {
-				return unread, err
+			if unread, leased, err = look(); err != nil {
+				continue
+			}
+			if unread {
+				return true, nil
 			}
 			poll = time.Now().Add(pgSafetyPoll)
 		}
@@ -403,7 +428,6 @@ func awaitChange(ctx context.Context, d *DB, l PostgresListener, t topic, deadli
 			return true, nil
 		}
 	}
-	return false, err
 }
 
 func (pgBackend) tables(ctx context.Context, tx *sql.Tx) ([]string, error) {

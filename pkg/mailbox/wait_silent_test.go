@@ -175,3 +175,28 @@ func TestPostgresWaitErrorLeavesNoListener(t *testing.T) {
 		t.Fatalf("%d connection(s) of the pool still LISTEN after the wait ended", n)
 	}
 }
+
+// TestPostgresInboxWaitEndsOnSilentConnection: the same for a waiter on an
+// inbox, whose looks between checks (when a lease runs out, the safety
+// poll) are queries on the listening connection: one that never comes back
+// must not hold the waiter past its deadline.
+func TestPostgresInboxWaitEndsOnSilentConnection(t *testing.T) {
+	mailbox.SafetyPolls(t, 200*time.Millisecond)
+	mailbox.QuietLimit(t, 500*time.Millisecond)
+	u, h := hushed(t, pgtest.URL(t))
+	db := open(t, u, nil)
+	began := time.Now()
+	checks := 0
+	ok, err := watchBy(t, 20*time.Second, func() (bool, error) {
+		return db.WatchInbox(context.Background(), "t", "w", began.Add(3*time.Second), func() (bool, error) {
+			if checks++; checks == 1 {
+				h.silence()
+			}
+			return false, nil
+		})
+	})
+	if ok || err != nil {
+		t.Fatalf("WatchInbox = %v, %v; want false, nil at its deadline", ok, err)
+	}
+	t.Logf("returned after %s", time.Since(began).Round(10*time.Millisecond))
+}
