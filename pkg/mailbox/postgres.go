@@ -327,10 +327,15 @@ func listenOnce(ctx context.Context, d *DB, t topic, deadline time.Time, check f
 		// the connection goes back to the pool listening to nothing, or
 		// is closed: one still listening would gather the schema's every
 		// notification, never read. UNLISTEN gets pgQuietLimit, not for
-		// ever: the connection may have gone silent.
+		// ever: the connection may have gone silent. An interrupted wait
+		// (ctx ended: Ctrl-C, a stopping watch) closes it at once instead.
 		defer func() {
 			waited = err
 			if errors.Is(err, driver.ErrBadConn) {
+				return
+			}
+			if ctx.Err() != nil {
+				err = driver.ErrBadConn
 				return
 			}
 			uctx, cancel := context.WithTimeout(context.Background(), pgQuietLimit)

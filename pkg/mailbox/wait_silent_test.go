@@ -200,3 +200,26 @@ func TestPostgresInboxWaitEndsOnSilentConnection(t *testing.T) {
 	}
 	t.Logf("returned after %s", time.Since(began).Round(10*time.Millisecond))
 }
+
+// TestPostgresInterruptedWaitClosesAtOnce: a wait interrupted (Ctrl-C, a
+// stopping watch) on a silent listening connection returns at once,
+// closing the connection, rather than give its UNLISTEN, which will never
+// be answered, the quiet limit.
+func TestPostgresInterruptedWaitClosesAtOnce(t *testing.T) {
+	mailbox.NoSafetyPolls(t)
+	mailbox.QuietLimit(t, time.Minute)
+	u, h := hushed(t, pgtest.URL(t))
+	db := open(t, u, nil)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	_, err := watchBy(t, 20*time.Second, func() (bool, error) {
+		return db.Watch(ctx, "t", time.Now().Add(time.Hour), func() (bool, error) {
+			h.silence() // listening by now
+			time.AfterFunc(200*time.Millisecond, cancel)
+			return false, nil
+		})
+	})
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("Watch = %v; want the interruption", err)
+	}
+}
