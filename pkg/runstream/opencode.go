@@ -52,7 +52,8 @@ func (r *Reader) opencode(line []byte) ([]string, error) {
 		return nil, err
 	}
 	var out []string
-	if ev.SessionID != "" && r.Session != ev.SessionID {
+	if ev.SessionID != "" && r.named != ev.SessionID {
+		r.named = ev.SessionID
 		out = append(out, r.session(ev.SessionID))
 	}
 	p := ev.Part

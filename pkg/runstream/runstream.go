@@ -151,6 +151,9 @@ type Reader struct {
 	messages map[string]Tokens
 	// gemini: assistant text arrives in pieces.
 	partial strings.Builder
+	// opencode: the session id last read, usable or not (every event
+	// names it; an unusable one is noted once).
+	named string
 }
 
 // New reads a stream of format, judging reset times by now (time.Now when

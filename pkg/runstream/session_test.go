@@ -56,3 +56,21 @@ func TestStreamSessionUnusable(t *testing.T) {
 		t.Errorf("claude: session %q after a usable id, want s-9", r.Session)
 	}
 }
+
+// TestOpenCodeSessionUnusableNotedOnce: opencode names its session on
+// every event; one that is no session id is noted in the log once, not on
+// every line after it.
+func TestOpenCodeSessionUnusableNotedOnce(t *testing.T) {
+	r := New(OpenCode, nil)
+	var log []string
+	for _, line := range []string{
+		`{"type":"step_start","sessionID":"ses 1"}`,
+		`{"type":"text","sessionID":"ses 1","part":{"type":"text","text":"working"}}`,
+		`{"type":"step_finish","sessionID":"ses 1","part":{"type":"step-finish"}}`,
+	} {
+		log = append(log, r.Line([]byte(line))...)
+	}
+	if n := strings.Count(strings.Join(log, "\n"), "[session not recorded"); n != 1 {
+		t.Errorf("the unusable session noted %d times in %q, want once", n, log)
+	}
+}
