@@ -58,6 +58,9 @@ var (
 	// ErrNoMailbox: Options.Existing found no mailbox there at all (an
 	// empty database), where it would otherwise have made one.
 	ErrNoMailbox = errors.New("it holds no mailbox")
+	// ErrBadValue: a row holds what its column cannot (text where a time
+	// goes, say), which teamkit never writes: another program changed it.
+	ErrBadValue = errors.New("a row holds a value teamkit did not write")
 )
 
 // Error is a mailbox failure with the operation and database it concerns.
@@ -122,6 +125,8 @@ func (e *Error) Hint() string {
 		return "the server has no TLS, or its certificate does not verify: enable ssl on the server and give PGSSLROOTCERT (or sslrootcert=) its CA for sslmode=verify-full, or, on a trusted network only, use sslmode=disable"
 	case ErrCorrupt:
 		return "point " + where + " at a teamkit mailbox; nothing was written to this file"
+	case ErrBadValue:
+		return "another program changed that row: correct or delete it (sqlite3 on the file, psql on a server), or restore the mailbox from a copy"
 	case ErrNoDir:
 		return "create the directory first, or choose another " + flag
 	case ErrDangling:
@@ -514,8 +519,13 @@ func (d *DB) fail(op string, err error) error {
 		return err
 	}
 	kind := d.be.kindOf(err)
-	if errors.Is(err, ErrNotFound) {
+	switch {
+	case errors.Is(err, ErrNotFound):
 		kind = ErrNotFound
+	case kind == nil && strings.HasPrefix(err.Error(), "sql: Scan error"):
+		// database/sql's own error for a value its column's Go type
+		// cannot take; it has no type of its own to test for.
+		kind = ErrBadValue
 	}
 	return &Error{Op: op, Path: d.path, Kind: kind, Err: err, Flag: d.flag, secret: d.secret}
 }
