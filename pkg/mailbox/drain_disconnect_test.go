@@ -1,7 +1,10 @@
 package mailbox_test
 
 import (
+	"bytes"
 	"context"
+	"net"
+	"sync"
 	"testing"
 	"time"
 
@@ -90,4 +93,45 @@ func TestPostgresDrainConnectionLostAfterDelivery(t *testing.T) {
 			t.Fatalf("after the wait delivered it, unread = %v (%v); want none", ids(p), err)
 		}
 	})
+}
+
+// TestPostgresClaimAnswerLost: a drain's claim lands on the server, but its
+// answer never comes back (the connection cut on its way, or the drain
+// interrupted while it waited). Nothing was delivered, and the lease it
+// may hold is given back at once, on another connection: the next drain
+// gets the message now, not once the lease (an hour here) runs out.
+func TestPostgresClaimAnswerLost(t *testing.T) {
+	direct := pgtest.URL(t)
+	var mu sync.Mutex
+	claiming := map[net.Conn]bool{}
+	u := pgProxy(t, direct, func(c net.Conn, chunk []byte, fromClient bool) bool {
+		mu.Lock()
+		defer mu.Unlock()
+		if fromClient && bytes.Contains(chunk, []byte("FOR UPDATE SKIP LOCKED")) {
+			claiming[c] = true
+		}
+		return fromClient || !claiming[c]
+	})
+	db := open(t, u, nil)
+	db.SetLease(time.Hour)
+	m := send(t, db, "t", "lead", "w", "task")
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	delivered := false
+	began := time.Now()
+	_, err := db.Drain(ctx, "t", "w", 0, func([]mailbox.Message) error { delivered = true; return nil })
+	t.Logf("drain returned after %s: %v", time.Since(began), err)
+	if err == nil || delivered {
+		t.Fatalf("a drain whose claim went unanswered = %v, delivered %v; want an error, no delivery", err, delivered)
+	}
+	mu.Lock()
+	n := len(claiming)
+	mu.Unlock()
+	if n != 1 {
+		t.Fatalf("%d connections sent the claim; want 1", n)
+	}
+	var got []mailbox.Message
+	if _, err := open(t, direct, nil).Drain(context.Background(), "t", "w", 0, keep(&got)); err != nil || len(got) != 1 || got[0].ID != m.ID {
+		t.Fatalf("the next drain = %v, %v; want message %d, its lease given back", got, err, m.ID)
+	}
 }

@@ -235,10 +235,12 @@ type backend interface {
 	// with each other (inTx). SQLite serializes every write transaction.
 	begin(ctx context.Context, db *sql.DB, serialized bool) (*sql.Tx, error)
 	// claim selects the unclaimed unread messages FROM from WHERE where
-	// (with args) oldest first (at most limit, 0 for all) inside tx, and
-	// leases them to token until the given time (Unix nanoseconds), so
-	// that no concurrent drain can get them meanwhile (committed with tx).
-	claim(ctx context.Context, tx *sql.Tx, from, where string, args []any, limit int, token, until int64) ([]Message, error)
+	// (with args, then the claim's time, now(), in Unix nanoseconds) oldest
+	// first (at most limit, 0 for all), and leases them to token for lease
+	// from that time, so that no concurrent drain can get them meanwhile,
+	// and commits the lease. (Not given the *DB: a parameter of an
+	// interface's method keeps every method of its type in the binary.)
+	claim(ctx context.Context, db *sql.DB, now func() time.Time, from, where string, args []any, limit int, token int64, lease time.Duration) ([]Message, error)
 	// lock is the named lock of team (see Lock).
 	lock(d *dbRef, team, key string) (*Lock, error)
 	// watch is Watch.
@@ -354,7 +356,7 @@ func open(ctx context.Context, path string, o Options) (*DB, error) {
 	created := !IsURL(path) && errors.Is(statErr, fs.ErrNotExist)
 	switch {
 	case IsPostgres(path):
-		d, err = openPostgres(ctx, path, o)
+		d, err = openPostgres(path, o)
 	case IsURL(path):
 		return nil, &Error{Op: "open mailbox", Path: redact(path), Kind: ErrBackend,
 			Err: errors.New("not a postgres:// URL or a file path")}

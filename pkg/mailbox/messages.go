@@ -212,11 +212,12 @@ func (d *DB) SetLease(l time.Duration) {
 	d.lease = l
 }
 
-// OnClaim sets fn to run in a drain's claim transaction once it has claimed
-// messages, before the lease commits (nil: nothing). The inbox command
-// catches SIGINT and SIGTERM there: an interruption from then on either
-// rolls the claim back or has the drain give its lease back, and a drain
-// that finds nothing never pays for catching them.
+// OnClaim sets fn to run once a drain's claim holds messages, before it
+// delivers them (nil: nothing). The inbox command catches SIGINT and SIGTERM
+// there: an interruption from then on has the drain give its lease back,
+// and a drain that finds nothing never pays for catching them. (One that
+// comes before, while the claim is under way, ends the process; its lease
+// runs out, as a crash's would.)
 func (d *DB) OnClaim(fn func()) { d.onClaim = fn }
 
 // DrainReplies is Drain for only the unread replies to message replyTo: a
@@ -254,9 +255,9 @@ func (d *DB) drain(ctx context.Context, team, to string, replyTo int64, limit in
 	// Most drains find nothing (an agent drains every turn): on SQLite one
 	// read says so, without the write lock and the transaction a claim
 	// takes, and answers in passing what an empty drain is asked next
-	// (TeamKnown). On PostgreSQL the claim's SELECT … FOR UPDATE is what
-	// tells a drain pointed at a read-only standby that it is, empty inbox
-	// or not, so it stays first.
+	// (TeamKnown). On PostgreSQL the claim is itself one statement, and
+	// its UPDATE is what tells a drain pointed at a read-only standby that
+	// it is, empty inbox or not.
 	if _, ok := d.be.(sqliteBackend); ok {
 		var pending, known bool
 		if err := d.db.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM `+from+` WHERE `+free+`), `+teamKnown,
@@ -268,30 +269,27 @@ func (d *DB) drain(ctx context.Context, team, to string, replyTo int64, limit in
 			return nil, nil
 		}
 	}
-	var msgs []Message
 	// The claim is a write, so a database we cannot write (SQLite quietly
 	// turns BEGIN IMMEDIATE into a read transaction on a read-only file)
 	// fails here, before anything is printed, instead of repeating every
 	// message on every drain.
-	err := d.txn(ctx, "drain inbox", false, func(tx *sql.Tx) error {
-		// The lease runs from the claim, not from before it: the write
-		// lock (SQLite's BEGIN IMMEDIATE) may have taken up to the busy
-		// timeout to get, longer than a --lease.
-		at := d.now().UTC()
-		var err error
-		msgs, err = d.be.claim(ctx, tx, from, free, append(slices.Clip(args), nanos(at)), limit, token, nanos(at.Add(lease)))
-		if err == nil && len(msgs) > 0 && d.onClaim != nil {
-			d.onClaim()
-		}
-		return err
-	})
-	if len(msgs) == 0 {
-		return nil, err
+	msgs, err := d.be.claim(ctx, d.db, d.now, from, free, args, limit, token, lease)
+	err = d.fail("drain inbox", err)
+	if len(msgs) > 0 && err == nil && d.onClaim != nil {
+		d.onClaim()
+		// An interruption there gives the batch back, undelivered.
+		err = d.fail("drain inbox", ctx.Err())
 	}
-	// Ours are the claimed rows still carrying our token, in the id range
-	// claimed: the index of unread messages serves it.
-	ours := where + ` AND claim_token = ? AND id BETWEEN ? AND ?`
-	oursArgs := append(slices.Clip(args), token, msgs[0].ID, msgs[len(msgs)-1].ID)
+	if len(msgs) == 0 && err == nil {
+		return nil, nil
+	}
+	// Ours are the rows still carrying our token (in the id range claimed,
+	// once known): the index of unread messages serves it.
+	ours, oursArgs := where+` AND claim_token = ?`, append(slices.Clip(args), token)
+	if len(msgs) > 0 {
+		ours += ` AND id BETWEEN ? AND ?`
+		oursArgs = append(oursArgs, msgs[0].ID, msgs[len(msgs)-1].ID)
+	}
 	// Once claimed, a batch is settled even if ctx ends meanwhile: released
 	// for the next drain, or marked read after a complete delivery.
 	settle := context.WithoutCancel(ctx)
@@ -299,9 +297,12 @@ func (d *DB) drain(ctx context.Context, team, to string, replyTo int64, limit in
 		d.db.ExecContext(settle, `UPDATE `+from+` SET claim_token = NULL, lease_until = NULL WHERE `+ours, oursArgs...)
 	}
 	if err != nil {
-		// A commit interrupted on its way back may have landed: give back
-		// whatever carries our token rather than leave it leased.
-		release()
+		// A claim whose answer was lost (a connection cut, an interruption)
+		// may have landed: give back whatever carries our token rather than
+		// leave it leased.
+		if len(msgs) > 0 || Disconnected(err) || ctx.Err() != nil {
+			release()
+		}
 		return nil, err
 	}
 	if err := deliver(msgs); err != nil {

@@ -3,11 +3,13 @@ package mailbox
 // The PostgreSQL backend: one team mailbox shared by many hosts.
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"database/sql/driver"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 )
@@ -77,7 +79,7 @@ func HasPostgres() bool { return pgClient != nil }
 // connect_timeout: a command run by cron should fail, not hang.
 const DefaultConnectTimeout = 10 * time.Second
 
-func openPostgres(ctx context.Context, rawURL string, o Options) (*DB, error) {
+func openPostgres(rawURL string, o Options) (*DB, error) {
 	display := redact(rawURL)
 	if pgClient == nil {
 		return nil, &Error{Op: "open mailbox", Path: display, Kind: ErrBackend,
@@ -88,13 +90,9 @@ func openPostgres(ctx context.Context, rawURL string, o Options) (*DB, error) {
 	if err != nil {
 		return nil, &Error{Op: "open mailbox", Path: display, Kind: ErrBadURL, Err: err, secret: password}
 	}
-	sdb := sql.OpenDB(conn)
-	d := &DB{db: sdb, be: pgBackend{}, path: display, now: o.Now, secret: password}
-	if err := sdb.PingContext(ctx); err != nil {
-		sdb.Close()
-		return nil, d.fail("open mailbox", err)
-	}
-	return d, nil
+	// Not pinged: the schema's version, read next, is the first round
+	// trip, and says as well that the server cannot be reached.
+	return &DB{db: sql.OpenDB(conn), be: pgBackend{}, path: display, now: o.Now, secret: password}, nil
 }
 
 func (pgBackend) name() string { return "postgres" }
@@ -127,22 +125,23 @@ func (pgBackend) begin(ctx context.Context, db *sql.DB, serialized bool) (*sql.T
 	return tx, nil
 }
 
-// claim locks the rows it selects and skips rows another drain is claiming
-// at that moment, so drains on any number of hosts proceed side by side and
-// never share a message; it leases exactly the rows it got (a range would
+// claim is one statement, one round trip. Its subquery, run once before the
+// update (an InitPlan: the update then finds its ids by primary key), locks
+// the rows it selects and skips rows another drain is claiming at that
+// moment, so drains on any number of hosts proceed side by side and never
+// share a message; and it leases exactly the rows it got (a range would
 // take a skipped row). A row whose claim committed meanwhile is re-checked
-// against the lease condition once its lock is free, and left out.
-func (pgBackend) claim(ctx context.Context, tx *sql.Tx, from, where string, args []any, limit int, token, until int64) ([]Message, error) {
-	msgs, err := queryMessages(ctx, tx,
-		`SELECT `+messageCols+` FROM `+from+` WHERE `+where+` ORDER BY id`+limitClause(limit)+` FOR UPDATE SKIP LOCKED`, args...)
-	if err != nil || len(msgs) == 0 {
-		return nil, err
-	}
-	ids := make([]int64, len(msgs))
-	for i, m := range msgs {
-		ids[i] = m.ID
-	}
-	_, err = tx.ExecContext(ctx, `UPDATE messages SET claim_token = ?, lease_until = ? WHERE id = ANY(?)`, token, until, ids)
+// against the lease condition once its lock is free, and left out. On a
+// read-only standby the UPDATE fails, empty inbox or not.
+func (pgBackend) claim(ctx context.Context, db *sql.DB, now func() time.Time, from, where string, args []any, limit int, token int64, lease time.Duration) ([]Message, error) {
+	at := now().UTC()
+	msgs, err := queryMessages(ctx, db,
+		`UPDATE messages SET claim_token = ?, lease_until = ?
+		WHERE id = ANY(ARRAY(SELECT id FROM `+from+` WHERE `+where+` ORDER BY id`+limitClause(limit)+` FOR UPDATE SKIP LOCKED))
+		RETURNING `+messageCols,
+		append(append([]any{token, nanos(at.Add(lease))}, args...), nanos(at))...)
+	// RETURNING keeps no order.
+	slices.SortFunc(msgs, func(a, b Message) int { return cmp.Compare(a.ID, b.ID) })
 	return msgs, err
 }
 

@@ -13,6 +13,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -206,16 +207,29 @@ const unreadByRecipient = `messages INDEXED BY messages_unread_by_recipient`
 // first read, so every matching unread id up to the last one selected is in
 // msgs (the select was ordered by id and nobody can write meanwhile), and
 // the lease is set on that range.
-func (sqliteBackend) claim(ctx context.Context, tx *sql.Tx, from, where string, args []any, limit int, token, until int64) ([]Message, error) {
-	msgs, err := queryMessages(ctx, tx,
-		`SELECT `+messageCols+` FROM `+from+` WHERE `+where+` ORDER BY id`+limitClause(limit), args...)
-	if err != nil || len(msgs) == 0 {
+func (sqliteBackend) claim(ctx context.Context, db *sql.DB, now func() time.Time, from, where string, args []any, limit int, token int64, lease time.Duration) ([]Message, error) {
+	tx, err := db.BeginTx(ctx, nil)
+	if err != nil {
 		return nil, err
 	}
-	_, err = tx.ExecContext(ctx,
-		`UPDATE `+from+` SET claim_token = ?, lease_until = ? WHERE `+where+` AND id <= ?`,
-		append(append([]any{token, until}, args...), msgs[len(msgs)-1].ID)...)
-	return msgs, err
+	// The lease runs from the claim, not from before it: the write lock
+	// (BEGIN IMMEDIATE) may have taken up to the busy timeout to get,
+	// longer than a --lease.
+	at := now().UTC()
+	msgs, err := queryMessages(ctx, tx,
+		`SELECT `+messageCols+` FROM `+from+` WHERE `+where+` ORDER BY id`+limitClause(limit), append(slices.Clip(args), nanos(at))...)
+	if err == nil && len(msgs) > 0 {
+		_, err = tx.ExecContext(ctx,
+			`UPDATE `+from+` SET claim_token = ?, lease_until = ? WHERE `+where+` AND id <= ?`,
+			append(append([]any{token, nanos(at.Add(lease))}, args...), nanos(at), msgs[len(msgs)-1].ID)...)
+	}
+	if err != nil {
+		tx.Rollback()
+		return nil, err
+	}
+	// A commit that fails may have landed: the drain gives back what
+	// carries its token.
+	return msgs, tx.Commit()
 }
 
 func (sqliteBackend) migrationDir() string { return "migrations" }

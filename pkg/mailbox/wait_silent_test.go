@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"net"
-	"net/url"
 	"sync"
 	"testing"
 	"time"
@@ -35,7 +34,7 @@ func (h *hush) silence() {
 }
 
 // silent reports whether c is to forward nothing more; seen is what c just
-// sent, if from the client.
+// sent, if from the client (nil for what the server sent it).
 func (h *hush) silent(c net.Conn, seen []byte) bool {
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -46,67 +45,13 @@ func (h *hush) silent(c net.Conn, seen []byte) bool {
 }
 
 func hushed(t *testing.T, pgURL string) (string, *hush) {
-	u, err := url.Parse(pgURL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
 	h := &hush{quiet: map[net.Conn]bool{}, listen: map[net.Conn]bool{}}
-	server := u.Host
-	var conns []net.Conn
-	var mu sync.Mutex
-	t.Cleanup(func() {
-		ln.Close()
-		mu.Lock()
-		defer mu.Unlock()
-		for _, c := range conns {
-			c.Close()
+	return pgProxy(t, pgURL, func(c net.Conn, chunk []byte, fromClient bool) bool {
+		if !fromClient {
+			chunk = nil
 		}
-	})
-	pipe := func(client, from, to net.Conn, fromClient bool) {
-		buf := make([]byte, 64<<10)
-		for {
-			n, err := from.Read(buf)
-			if err != nil {
-				from.Close()
-				to.Close()
-				return
-			}
-			var seen []byte
-			if fromClient {
-				seen = buf[:n]
-			}
-			if h.silent(client, seen) {
-				continue // swallowed: never forwarded, never answered
-			}
-			if _, err := to.Write(buf[:n]); err != nil {
-				return
-			}
-		}
-	}
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			s, err := net.Dial("tcp", server)
-			if err != nil {
-				c.Close()
-				continue
-			}
-			mu.Lock()
-			conns = append(conns, c, s)
-			mu.Unlock()
-			go pipe(c, c, s, true)
-			go pipe(c, s, c, false)
-		}
-	}()
-	u.Host = ln.Addr().String()
-	return u.String(), h
+		return !h.silent(c, chunk)
+	}), h
 }
 
 // watchBy runs watch and fails the test if it has not returned within

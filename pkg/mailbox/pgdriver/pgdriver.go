@@ -66,7 +66,9 @@ func (client) Connector(rawURL string, o mailbox.PostgresOptions) (driver.Connec
 		// twice: one round trip each, instead of prepare-then-execute.
 		cfg.DefaultQueryExecMode = pgx.QueryExecModeExec
 	}
-	return rebindConnector{stdlib.GetConnector(*cfg), o.Rebind}, cfg.Password, nil
+	// rebindConn pings a reused connection itself (ResetSession).
+	noPing := stdlib.OptionShouldPing(func(context.Context, stdlib.ShouldPingParams) bool { return false })
+	return rebindConnector{stdlib.GetConnector(*cfg, noPing), o.Rebind}, cfg.Password, nil
 }
 
 func (client) ErrorCode(err error) string {
@@ -106,7 +108,7 @@ func (client) ConnectPhase(err error) string {
 
 // Listen runs LISTEN on the connection sql.Conn.Raw hands out.
 func (client) Listen(ctx context.Context, dc any, channel string) (mailbox.PostgresListener, error) {
-	rc := dc.(rebindConn)
+	rc := dc.(*rebindConn)
 	pc := rc.Conn.Conn()
 	if _, err := pc.Exec(ctx, "LISTEN "+pgx.Identifier{channel}.Sanitize()); err != nil {
 		return nil, err
@@ -152,7 +154,7 @@ func (c rebindConnector) Connect(ctx context.Context) (driver.Conn, error) {
 	if err != nil {
 		return nil, err
 	}
-	return rebindConn{dc.(*stdlib.Conn), c.rebind}, nil
+	return &rebindConn{dc.(*stdlib.Conn), c.rebind, time.Now()}, nil
 }
 
 // rebindConn is pgx's database/sql connection with every query passed
@@ -162,18 +164,35 @@ func (c rebindConnector) Connect(ctx context.Context) (driver.Conn, error) {
 type rebindConn struct {
 	*stdlib.Conn
 	rebind func(string) string
+	used   time.Time // connected, or last taken from the pool
 }
 
-func (c rebindConn) Prepare(q string) (driver.Stmt, error) { return c.Conn.Prepare(c.rebind(q)) }
+// ResetSession runs as database/sql takes the connection from its pool
+// again. One idle over a second may have been cut (a server restart, a
+// network path gone), so it is pinged first, and a dead one is replaced
+// rather than fail the statement, as pgx does; but pgx counts a connection
+// never reused as idle since the year 1, so every command paid a ping, a
+// round trip, for the connection it had just made.
+func (c *rebindConn) ResetSession(ctx context.Context) error {
+	if time.Since(c.used) > time.Second {
+		if err := c.Conn.Ping(ctx); err != nil {
+			return err // driver.ErrBadConn
+		}
+	}
+	c.used = time.Now()
+	return c.Conn.ResetSession(ctx)
+}
 
-func (c rebindConn) PrepareContext(ctx context.Context, q string) (driver.Stmt, error) {
+func (c *rebindConn) Prepare(q string) (driver.Stmt, error) { return c.Conn.Prepare(c.rebind(q)) }
+
+func (c *rebindConn) PrepareContext(ctx context.Context, q string) (driver.Stmt, error) {
 	return c.Conn.PrepareContext(ctx, c.rebind(q))
 }
 
-func (c rebindConn) ExecContext(ctx context.Context, q string, args []driver.NamedValue) (driver.Result, error) {
+func (c *rebindConn) ExecContext(ctx context.Context, q string, args []driver.NamedValue) (driver.Result, error) {
 	return c.Conn.ExecContext(ctx, c.rebind(q), args)
 }
 
-func (c rebindConn) QueryContext(ctx context.Context, q string, args []driver.NamedValue) (driver.Rows, error) {
+func (c *rebindConn) QueryContext(ctx context.Context, q string, args []driver.NamedValue) (driver.Rows, error) {
 	return c.Conn.QueryContext(ctx, c.rebind(q), args)
 }
