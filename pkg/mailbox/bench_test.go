@@ -9,6 +9,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"sync"
@@ -132,6 +133,63 @@ func BenchmarkPostgresSend(b *testing.B) {
 					}
 				}
 			})
+		})
+	}
+}
+
+// BenchmarkPostgresDrain drains one message (sent outside the timing), and
+// an empty inbox, on PostgreSQL: on this host, and through a proxy that
+// holds each chunk it forwards, either way, for half a millisecond (or
+// more: a sleep's overshoot), as hosts farther apart see each other. There
+// each round trip a drain takes shows whole: an empty drain is one.
+func BenchmarkPostgresDrain(b *testing.B) {
+	u := pgtest.URL(b)
+	msg := mailbox.Message{Team: "crew", From: "boss", To: "w", Body: "Task: implement the next item on the list, run the tests, report back."}
+	none := func([]mailbox.Message) error { return nil }
+	for _, via := range []struct {
+		name string
+		url  string
+	}{
+		{"local", u},
+		{"held", pgProxy(b, u, func(net.Conn, []byte, bool) bool { time.Sleep(500 * time.Microsecond); return true })},
+	} {
+		db := openBench(b, via.url)
+		ctx := context.Background()
+		b.Run("one/"+via.name, func(b *testing.B) {
+			for b.Loop() {
+				b.StopTimer()
+				if _, err := db.Send(ctx, msg); err != nil {
+					b.Fatal(err)
+				}
+				b.StartTimer()
+				if got, err := db.Drain(ctx, "crew", "w", 0, none); err != nil || len(got) != 1 {
+					b.Fatalf("Drain = %d messages, %v", len(got), err)
+				}
+			}
+		})
+		b.Run("empty/"+via.name, func(b *testing.B) {
+			for b.Loop() {
+				if got, err := db.Drain(ctx, "crew", "w", 0, none); err != nil || len(got) != 0 {
+					b.Fatalf("Drain = %d messages, %v", len(got), err)
+				}
+			}
+		})
+		// An agent's turn: 'inbox' on an empty inbox, less the process
+		// (as BenchmarkEmptyDrain), its connection made anew.
+		b.Run("turn/"+via.name, func(b *testing.B) {
+			for b.Loop() {
+				db, err := mailbox.Open(ctx, via.url, mailbox.Options{})
+				if err != nil {
+					b.Fatal(err)
+				}
+				if got, err := db.Drain(ctx, "crew", "w", 0, none); err != nil || len(got) != 0 {
+					b.Fatalf("Drain = %d messages, %v", len(got), err)
+				}
+				if known, err := db.TeamKnown(ctx, "crew"); err != nil || !known {
+					b.Fatalf("TeamKnown: %v, %v", known, err)
+				}
+				db.Close()
+			}
 		})
 	}
 }
