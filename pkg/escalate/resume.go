@@ -263,13 +263,14 @@ type pass struct {
 	// by this one; started, the asks it re-spawns. Both under mu.
 	resolved, started map[int64]bool
 
-	// The re-spawns under way (see start): slots bounds them, last[agent]
-	// is closed when that agent's latest queued re-spawn is done, and err
+	// The re-spawns under way (see start): slots bounds them, in the
+	// order they were taken up; last[agent] is closed when that agent's
+	// latest queued re-spawn is done, and err
 	// is the first database error one of them returned, which ends the
 	// pass. mu guards failures, err, last and Report.
 	mu    sync.Mutex
 	wg    sync.WaitGroup
-	slots chan struct{}
+	slots *slots
 	last  map[string]chan struct{}
 	err   error
 	// panicked holds a panic of a re-spawn (a test's crash hook), which
@@ -322,7 +323,7 @@ func newPass(r *Resumer, ctx context.Context) *pass {
 		n = DefaultParallel
 	}
 	return &pass{r: r, ctx: ctx, chans: map[string]*round{}, started: map[int64]bool{},
-		slots: make(chan struct{}, n), last: map[string]chan struct{}{}}
+		slots: newSlots(n), last: map[string]chan struct{}{}}
 }
 
 // finish waits for every re-spawn the pass started, whatever ended it
@@ -568,6 +569,12 @@ func (p *pass) goLocked(team, agent string, fn, skipped func() error) {
 	prev := p.last[agent]
 	done := make(chan struct{})
 	p.last[agent] = done
+	// In line for a slot now, in the order the pass takes re-spawns up;
+	// one behind its agent's previous re-spawn, once that is done.
+	var turn <-chan struct{}
+	if prev == nil {
+		turn = p.slots.ask()
+	}
 	p.mu.Unlock()
 
 	p.wg.Add(1)
@@ -588,9 +595,10 @@ func (p *pass) goLocked(team, agent string, fn, skipped func() error) {
 		}()
 		if prev != nil {
 			<-prev
+			turn = p.slots.ask()
 		}
-		p.slots <- struct{}{}
-		defer func() { <-p.slots }()
+		<-turn
+		defer p.slots.release()
 		if p.failed() != nil {
 			if skipped == nil {
 				return // the pass is ending: leave the intent for the next
