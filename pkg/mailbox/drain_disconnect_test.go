@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"net"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -133,5 +134,56 @@ func TestPostgresClaimAnswerLost(t *testing.T) {
 	var got []mailbox.Message
 	if _, err := open(t, direct, nil).Drain(context.Background(), "t", "w", 0, keep(&got)); err != nil || len(got) != 1 || got[0].ID != m.ID {
 		t.Fatalf("the next drain = %v, %v; want message %d, its lease given back", got, err, m.ID)
+	}
+}
+
+// TestPostgresClaimAnswerCutShort: the claim lands, but only the first of
+// the rows it returned reach the drain before its answer stops (a
+// connection cut mid-answer, the drain interrupted while it read). The
+// drain knows of that one row only, but holds the lease on all three: it
+// must give back every row carrying its token, not just those in the id
+// range of the rows it got (RETURNING keeps no order, and the rest may lie
+// either side).
+func TestPostgresClaimAnswerCutShort(t *testing.T) {
+	direct := pgtest.URL(t)
+	var mu sync.Mutex
+	claiming := map[net.Conn]int{} // bytes of the claim's answer forwarded
+	const budget = 250 << 10       // one row of 200 KiB, not two
+	u := pgProxy(t, direct, func(c net.Conn, chunk []byte, fromClient bool) bool {
+		mu.Lock()
+		defer mu.Unlock()
+		if fromClient {
+			if bytes.Contains(chunk, []byte("FOR UPDATE SKIP LOCKED")) {
+				claiming[c] = 0
+			}
+			return true
+		}
+		n, ok := claiming[c]
+		if !ok {
+			return true
+		}
+		if n >= budget {
+			return false
+		}
+		claiming[c] = n + len(chunk)
+		return true
+	})
+	db := open(t, u, nil)
+	db.SetLease(time.Hour)
+	body := strings.Repeat("x", 200<<10)
+	var sent []int64
+	for range 3 {
+		sent = append(sent, send(t, db, "t", "lead", "w", body).ID)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	delivered := false
+	_, err := db.Drain(ctx, "t", "w", 0, func([]mailbox.Message) error { delivered = true; return nil })
+	if err == nil || delivered {
+		t.Fatalf("a drain whose claim's answer was cut short = %v, delivered %v; want an error, no delivery", err, delivered)
+	}
+	var got []mailbox.Message
+	if _, err := open(t, direct, nil).Drain(context.Background(), "t", "w", 0, keep(&got)); err != nil || !equalIDs(ids(got), sent) {
+		t.Fatalf("the next drain = %v, %v; want %v, the whole lease given back", ids(got), err, sent)
 	}
 }

@@ -284,9 +284,11 @@ func (d *DB) drain(ctx context.Context, team, to string, replyTo int64, limit in
 		return nil, nil
 	}
 	// Ours are the rows still carrying our token (in the id range claimed,
-	// once known): the index of unread messages serves it.
+	// once known): the index of unread messages serves it. A claim that
+	// failed may have returned only some of its rows (an answer cut short
+	// on PostgreSQL, whose RETURNING keeps no order): no range then.
 	ours, oursArgs := where+` AND claim_token = ?`, append(slices.Clip(args), token)
-	if len(msgs) > 0 {
+	if len(msgs) > 0 && err == nil {
 		ours += ` AND id BETWEEN ? AND ?`
 		oursArgs = append(oursArgs, msgs[0].ID, msgs[len(msgs)-1].ID)
 	}
