@@ -220,9 +220,14 @@ func waitProc(ts *testscript.TestScript, p *stalledProc, what string, cond func(
 	}
 }
 
+// pgListening matches, in pg_stat_activity, a session that listens: its
+// last statement is its LISTEN or, for a waiter on an inbox, its look
+// between waits (inboxLook), which follows at once.
+const pgListening = `(query LIKE 'LISTEN %' OR query LIKE 'SELECT count(*), min(CASE WHEN lease_until%')`
+
 // waitWatching waits until p watches the mailbox for mail: on SQLite an
 // inotify watch among its descriptors, on PostgreSQL a session of its
-// database LISTENing (other tests share the server).
+// database listening (other tests share the server).
 func waitWatching(ts *testscript.TestScript, p *stalledProc) {
 	path := ts.Getenv("TEAMKIT_DB")
 	if sqlDriver(path) == "sqlite" {
@@ -242,7 +247,7 @@ func waitWatching(ts *testscript.TestScript, p *stalledProc) {
 	defer db.Close()
 	waitProc(ts, p, "watching (LISTEN)", func() bool {
 		var n int
-		ts.Check(db.QueryRow(`SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND query LIKE 'LISTEN %'`).Scan(&n))
+		ts.Check(db.QueryRow(`SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND ` + pgListening).Scan(&n))
 		return n > 0
 	})
 }

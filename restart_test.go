@@ -66,11 +66,8 @@ func pgServer(ts *testscript.TestScript, neg bool, args []string) {
 		defer db.Close()
 		for deadline := time.Now().Add(waitLimit); ; time.Sleep(pollEvery) {
 			var n int
-			// A listening session's last statement is its LISTEN, or, for
-			// a waiter on an inbox, its look between waits (inboxLook).
 			ts.Check(db.QueryRowContext(ctx, `SELECT count(*) FROM pg_stat_activity
-				WHERE datname = $1 AND (query LIKE 'LISTEN %' OR query LIKE 'SELECT count(*), min(CASE WHEN lease_until%')
-				AND state = 'idle'`, name).Scan(&n))
+				WHERE datname = $1 AND `+pgListening+` AND state = 'idle'`, name).Scan(&n))
 			if n >= want {
 				return
 			}
