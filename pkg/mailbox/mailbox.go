@@ -187,7 +187,7 @@ type DB struct {
 	created bool
 	// lease is how long a drain's claim holds (SetLease).
 	lease time.Duration
-	// onClaim runs in a drain's claim transaction once it claimed (OnClaim).
+	// onClaim runs where a drain's claim may come to hold messages (OnClaim).
 	onClaim func()
 	// seen is what the last empty drain or stale learned of its team
 	// (TeamKnown).
@@ -238,9 +238,10 @@ type backend interface {
 	// (with args, then the claim's time, now(), in Unix nanoseconds) oldest
 	// first (at most limit, 0 for all), and leases them to token for lease
 	// from that time, so that no concurrent drain can get them meanwhile,
-	// and commits the lease. (Not given the *DB: a parameter of an
+	// and commits the lease; it calls claiming first where the lease may
+	// come to commit (OnClaim). (Not given the *DB: a parameter of an
 	// interface's method keeps every method of its type in the binary.)
-	claim(ctx context.Context, db *sql.DB, now func() time.Time, from, where string, args []any, limit int, token int64, lease time.Duration) ([]Message, error)
+	claim(ctx context.Context, db *sql.DB, now func() time.Time, claiming func(), from, where string, args []any, limit int, token int64, lease time.Duration) ([]Message, error)
 	// lock is the named lock of team (see Lock).
 	lock(d *dbRef, team, key string) (*Lock, error)
 	// watch is Watch.

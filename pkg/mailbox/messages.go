@@ -212,12 +212,13 @@ func (d *DB) SetLease(l time.Duration) {
 	d.lease = l
 }
 
-// OnClaim sets fn to run once a drain's claim holds messages, before it
-// delivers them (nil: nothing). The inbox command catches SIGINT and SIGTERM
-// there: an interruption from then on has the drain give its lease back,
-// and a drain that finds nothing never pays for catching them. (One that
-// comes before, while the claim is under way, ends the process; its lease
-// runs out, as a crash's would.)
+// OnClaim sets fn to run where a drain's claim may come to hold messages,
+// before the lease commits (nil: nothing): on SQLite once its transaction
+// found some; on PostgreSQL, whose claim is one statement that leases as it
+// selects, before that statement. The inbox command catches SIGINT and
+// SIGTERM there: an interruption from then on either rolls the claim back
+// or has the drain give its lease back, and a SQLite drain that finds
+// nothing never pays for catching them.
 func (d *DB) OnClaim(fn func()) { d.onClaim = fn }
 
 // DrainReplies is Drain for only the unread replies to message replyTo: a
@@ -273,13 +274,17 @@ func (d *DB) drain(ctx context.Context, team, to string, replyTo int64, limit in
 	// turns BEGIN IMMEDIATE into a read transaction on a read-only file)
 	// fails here, before anything is printed, instead of repeating every
 	// message on every drain.
-	msgs, err := d.be.claim(ctx, d.db, d.now, from, free, args, limit, token, lease)
-	err = d.fail("drain inbox", err)
-	if len(msgs) > 0 && err == nil && d.onClaim != nil {
-		d.onClaim()
-		// An interruption there gives the batch back, undelivered.
-		err = d.fail("drain inbox", ctx.Err())
+	claiming := d.onClaim
+	if claiming == nil {
+		claiming = func() {}
 	}
+	msgs, err := d.be.claim(ctx, d.db, d.now, claiming, from, free, args, limit, token, lease)
+	if err == nil && len(msgs) > 0 {
+		// An interruption from claiming on gives the batch back,
+		// undelivered.
+		err = ctx.Err()
+	}
+	err = d.fail("drain inbox", err)
 	if len(msgs) == 0 && err == nil {
 		return nil, nil
 	}

@@ -133,7 +133,10 @@ func (pgBackend) begin(ctx context.Context, db *sql.DB, serialized bool) (*sql.T
 // take a skipped row). A row whose claim committed meanwhile is re-checked
 // against the lease condition once its lock is free, and left out. On a
 // read-only standby the UPDATE fails, empty inbox or not.
-func (pgBackend) claim(ctx context.Context, db *sql.DB, now func() time.Time, from, where string, args []any, limit int, token int64, lease time.Duration) ([]Message, error) {
+func (pgBackend) claim(ctx context.Context, db *sql.DB, now func() time.Time, claiming func(), from, where string, args []any, limit int, token int64, lease time.Duration) ([]Message, error) {
+	// Before the statement, which commits the lease as it returns: there
+	// is no moment between the two to call it in.
+	claiming()
 	at := now().UTC()
 	msgs, err := queryMessages(ctx, db,
 		`UPDATE messages SET claim_token = ?, lease_until = ?

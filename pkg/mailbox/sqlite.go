@@ -207,7 +207,7 @@ const unreadByRecipient = `messages INDEXED BY messages_unread_by_recipient`
 // first read, so every matching unread id up to the last one selected is in
 // msgs (the select was ordered by id and nobody can write meanwhile), and
 // the lease is set on that range.
-func (sqliteBackend) claim(ctx context.Context, db *sql.DB, now func() time.Time, from, where string, args []any, limit int, token int64, lease time.Duration) ([]Message, error) {
+func (sqliteBackend) claim(ctx context.Context, db *sql.DB, now func() time.Time, claiming func(), from, where string, args []any, limit int, token int64, lease time.Duration) ([]Message, error) {
 	tx, err := db.BeginTx(ctx, nil)
 	if err != nil {
 		return nil, err
@@ -222,6 +222,12 @@ func (sqliteBackend) claim(ctx context.Context, db *sql.DB, now func() time.Time
 		_, err = tx.ExecContext(ctx,
 			`UPDATE `+from+` SET claim_token = ?, lease_until = ? WHERE `+where+` AND id <= ?`,
 			append(append([]any{token, nanos(at.Add(lease))}, args...), nanos(at), msgs[len(msgs)-1].ID)...)
+		if err == nil {
+			// Before the commit: an interruption from here on rolls the
+			// claim back (ctx ends the transaction) or, once committed,
+			// has the drain give the lease back.
+			claiming()
+		}
 	}
 	if err != nil {
 		tx.Rollback()
