@@ -265,9 +265,9 @@ type pass struct {
 
 	// The re-spawns under way (see start): slots bounds them, in the
 	// order they were taken up; last[agent] is closed when that agent's
-	// latest queued re-spawn is done, and err
-	// is the first database error one of them returned, which ends the
-	// pass. mu guards failures, err, last and Report.
+	// latest queued re-spawn is done; and err is the first database error
+	// one of them returned, which ends the pass. mu guards failures, err,
+	// last and Report.
 	mu    sync.Mutex
 	wg    sync.WaitGroup
 	slots *slots
