@@ -29,7 +29,7 @@ func Disconnected(err error) bool {
 	var ne net.Error
 	return pgClient.ConnectPhase(err) != "" || errors.As(err, &ne) || errors.Is(err, driver.ErrBadConn) ||
 		errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, errListenLost) ||
-		pgClient.SafeToRetry(err)
+		pgClient.SafeToRetry(err) || pgClient.Closed(err)
 }
 
 // ConnectTimedOut reports whether err is a connection to a PostgreSQL

@@ -26,7 +26,8 @@ func (d *DB) SendAll(ctx context.Context, m Message) ([]Message, error) {
 		replyTo = m.ReplyTo
 	}
 	var out []Message
-	err := d.inTx(ctx, "send to every agent", func(tx *sql.Tx) error {
+	store := func(tx *sql.Tx) error {
+		out = nil
 		rows, err := tx.QueryContext(ctx, `SELECT name FROM agents WHERE team = ? AND name != ? ORDER BY name`, m.Team, m.From)
 		if err != nil {
 			return err
@@ -70,9 +71,18 @@ func (d *DB) SendAll(ctx context.Context, m Message) ([]Message, error) {
 			out = append(out, c)
 		}
 		return nil
-	})
+	}
+	const op = "send to every agent"
+	err := d.inTx(ctx, op, store)
+	if answerLost(ctx, err) {
+		// The commit went out and its answer did not come back.
+		var found []Message
+		if found, _, err = d.sendAgain(ctx, op, m, false, store); len(found) > 0 {
+			out = found
+		}
+	}
 	if err != nil {
-		return nil, err
+		return nil, d.fail(op, err)
 	}
 	return out, nil
 }

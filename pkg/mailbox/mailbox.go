@@ -61,6 +61,9 @@ var (
 	// ErrBadValue: a row holds what its column cannot (text where a time
 	// goes, say), which teamkit never writes: another program changed it.
 	ErrBadValue = errors.New("a row holds a value teamkit did not write")
+	// ErrUnanswered: a send's connection to the server failed after the
+	// message went out, and kept failing: it may or may not be stored.
+	ErrUnanswered = errors.New("the connection failed after the message went out, and whether the server stored it is not known")
 )
 
 // Error is a mailbox failure with the operation and database it concerns.
@@ -131,6 +134,8 @@ func (e *Error) Hint() string {
 		return "create the directory first, or choose another " + flag
 	case ErrDangling:
 		return "mount or create what the link points to, or point " + where + " at the mailbox file itself"
+	case ErrUnanswered:
+		return "look for it (inbox list <team> <to>) once the server answers, before sending it again"
 	case ErrConnect:
 		return "is PostgreSQL running and listening at that host and port (listen_addresses, a firewall)? check the host and port in " + where
 	case ErrAuth:

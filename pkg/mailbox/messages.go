@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -113,13 +114,113 @@ func (d *DB) SendKnown(ctx context.Context, m Message) (Message, bool, error) {
 		args = append(args, m.Team)
 	}
 	var known bool
-	err := d.db.QueryRowContext(ctx,
-		insertMessage+row+` RETURNING id, EXISTS (SELECT 1 FROM agents WHERE team = ? AND name = ?)`,
-		append(args, m.Team, m.To)...).Scan(&m.ID, &known)
+	store := func(q querier) error {
+		return q.QueryRowContext(ctx,
+			insertMessage+row+` RETURNING id, EXISTS (SELECT 1 FROM agents WHERE team = ? AND name = ?)`,
+			append(args, m.Team, m.To)...).Scan(&m.ID, &known)
+	}
+	err := store(d.db)
+	if answerLost(ctx, err) {
+		var found []Message
+		found, known, err = d.sendAgain(ctx, "send message", m, true, func(tx *sql.Tx) error { return store(tx) })
+		if len(found) > 0 {
+			m.ID = found[0].ID
+		}
+	}
 	if err != nil {
 		return Message{}, false, d.fail("send message", err)
 	}
 	return m, known, nil
+}
+
+// sendSettle is how long a send whose answer was lost (answerLost) keeps
+// reconnecting to learn whether it was stored: a server restart's length,
+// with room to spare.
+const sendSettle = 30 * time.Second
+
+// answerLost reports whether err is a PostgreSQL connection failing after a
+// write went out to the server, which may then have stored it with only
+// its answer lost: retrying it blindly could store it twice. A failure to
+// connect, or one the client knows came before anything was sent, stored
+// nothing (and database/sql has already retried that on a new connection).
+func answerLost(ctx context.Context, err error) bool {
+	return ctx.Err() == nil && Disconnected(err) && pgClient.ConnectPhase(err) == "" &&
+		!pgClient.SafeToRetry(err) && !errors.Is(err, driver.ErrBadConn)
+}
+
+// sendAgain settles a send whose answer was lost. In one transaction that
+// holds the team's send lock, which the lost statement held too (so the
+// server has finished with it, whatever it did), it looks for the copies
+// that send stored, by the sender's clock reading it was stamped with and
+// its content (and recipient, with oneRecipient), and runs store only if
+// there are none: the message is stored once, whichever way its answer was
+// lost. A connection failing again is ridden out for sendSettle; past that,
+// or interrupted, or failing in any way before it has looked, the send's
+// outcome is unknown, and the error says so (ErrUnanswered). known is
+// whether the first copy found has an agent record.
+func (d *DB) sendAgain(ctx context.Context, op string, m Message, oneRecipient bool, store func(tx *sql.Tx) error) (found []Message, known bool, err error) {
+	var replyTo any
+	if m.ReplyTo != 0 {
+		replyTo = m.ReplyTo
+	}
+	look := `SELECT m.id, m.recipient, EXISTS (SELECT 1 FROM agents a WHERE a.team = m.team AND a.name = m.recipient) FROM messages m
+		WHERE m.team = ? AND m.created_at = ? AND m.sender = ? AND m.subject = ? AND m.body = ? AND m.reply_to IS NOT DISTINCT FROM ?`
+	args := []any{m.Team, nanos(m.CreatedAt), m.From, m.Subject, m.Body, replyTo}
+	if oneRecipient {
+		look += ` AND m.recipient = ?`
+		args = append(args, m.To)
+	}
+	look += ` ORDER BY m.id`
+	looked := false // and found nothing: what store does next is a plain send's
+	attempt := func() error {
+		found, known, looked = nil, false, false
+		tx, err := d.be.begin(ctx, d.db, true)
+		if err != nil {
+			return err
+		}
+		defer tx.Rollback()
+		if _, err := tx.ExecContext(ctx, d.be.sendLock(), m.Team); err != nil {
+			return err
+		}
+		rows, err := tx.QueryContext(ctx, look, args...)
+		if err != nil {
+			return err
+		}
+		for rows.Next() {
+			c, k := m, false
+			if err := rows.Scan(&c.ID, &c.To, &k); err != nil {
+				rows.Close()
+				return err
+			}
+			if len(found) == 0 {
+				known = k
+			}
+			found = append(found, c)
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		if len(found) > 0 {
+			return nil // stored already: nothing to commit
+		}
+		looked = true
+		if err := store(tx); err != nil {
+			return err
+		}
+		return tx.Commit()
+	}
+	deadline := time.Now().Add(sendSettle)
+	for backoff := minBackoff; ; backoff = min(2*backoff, maxBackoff) {
+		err = attempt()
+		if err == nil || !Disconnected(err) || !sleepUntil(ctx, deadline, backoff, nil) {
+			break
+		}
+	}
+	if err != nil && (!looked || Disconnected(err) || ctx.Err() != nil) {
+		return nil, false, &Error{Op: op, Path: d.path, Kind: ErrUnanswered, Err: err, Flag: d.flag, secret: d.secret}
+	}
+	return found, known, err
 }
 
 // insertMessage stores one message, its eight columns given in this order.

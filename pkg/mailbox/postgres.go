@@ -35,6 +35,11 @@ type PostgresClient interface {
 	// SafeToRetry reports an error that came before the statement could
 	// reach the server, so nothing of it happened.
 	SafeToRetry(err error) bool
+	// Closed reports a statement that found its connection closed by a
+	// failure earlier in the same operation, after a request may have
+	// reached the server (a transaction's COMMIT, say, after the answer
+	// to what it sent before was cut off).
+	Closed(err error) bool
 	// Listen LISTENs on channel on a connection (what sql.Conn.Raw
 	// hands out).
 	Listen(ctx context.Context, conn any, channel string) (PostgresListener, error)

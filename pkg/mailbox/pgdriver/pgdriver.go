@@ -81,6 +81,8 @@ func (client) ErrorCode(err error) string {
 
 func (client) SafeToRetry(err error) bool { return pgconn.SafeToRetry(err) }
 
+func (client) Closed(err error) bool { return errors.Is(err, pgconn.ErrConnClosed) }
+
 func (client) ConnectPhase(err error) string {
 	var ce *pgconn.ConnectError
 	if !errors.As(err, &ce) {
