@@ -154,10 +154,10 @@ func answerLost(ctx context.Context, err error) bool {
 // that send stored, by the sender's clock reading it was stamped with and
 // its content (and recipient, with oneRecipient), and runs store only if
 // there are none: the message is stored once, whichever way its answer was
-// lost. A connection failing again is ridden out for sendSettle; past that,
-// or interrupted, or failing in any way before it has looked, the send's
-// outcome is unknown, and the error says so (ErrUnanswered). known is
-// whether the first copy found has an agent record.
+// lost. A connection failing again is ridden out, all of it within
+// sendSettle; past that, or interrupted, or failing before it has looked,
+// the send's outcome is unknown, and the error says so (ErrUnanswered).
+// known is whether the first copy found has an agent record.
 func (d *DB) sendAgain(ctx context.Context, op string, m Message, oneRecipient bool, store func(tx *sql.Tx) error) (found []Message, known bool, err error) {
 	var replyTo any
 	if m.ReplyTo != 0 {
@@ -172,6 +172,11 @@ func (d *DB) sendAgain(ctx context.Context, op string, m Message, oneRecipient b
 	}
 	look += ` ORDER BY m.id`
 	looked := false // and found nothing: what store does next is a plain send's
+	// The whole of it, not each try: a session the server has not yet seen
+	// die may hold the locks it waits for.
+	deadline := time.Now().Add(sendSettle)
+	ctx, cancel := context.WithDeadline(ctx, deadline)
+	defer cancel()
 	attempt := func() error {
 		found, known, looked = nil, false, false
 		tx, err := d.be.begin(ctx, d.db, true)
@@ -210,7 +215,6 @@ func (d *DB) sendAgain(ctx context.Context, op string, m Message, oneRecipient b
 		}
 		return tx.Commit()
 	}
-	deadline := time.Now().Add(sendSettle)
 	for backoff := minBackoff; ; backoff = min(2*backoff, maxBackoff) {
 		err = attempt()
 		if err == nil || !Disconnected(err) || !sleepUntil(ctx, deadline, backoff, nil) {
