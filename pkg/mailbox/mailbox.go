@@ -135,7 +135,7 @@ func (e *Error) Hint() string {
 	case ErrDangling:
 		return "mount or create what the link points to, or point " + where + " at the mailbox file itself"
 	case ErrUnanswered:
-		return "look for it (inbox list <team> <to>) once the server answers, before sending it again"
+		return "look for it (inbox list <team> <to> --all: its recipient may have read it already) once the server answers, before sending it again"
 	case ErrConnect:
 		return "is PostgreSQL running and listening at that host and port (listen_addresses, a firewall)? check the host and port in " + where
 	case ErrAuth:

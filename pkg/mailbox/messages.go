@@ -121,10 +121,12 @@ func (d *DB) SendKnown(ctx context.Context, m Message) (Message, bool, error) {
 	}
 	err := store(d.db)
 	if answerLost(ctx, err) {
+		// The id and known of a copy found; store sets them itself when
+		// there is none, and sendAgain's known must not overwrite its.
 		var found []Message
-		found, known, err = d.sendAgain(ctx, "send message", m, true, func(tx *sql.Tx) error { return store(tx) })
-		if len(found) > 0 {
-			m.ID = found[0].ID
+		var foundKnown bool
+		if found, foundKnown, err = d.sendAgain(ctx, "send message", m, true, func(tx *sql.Tx) error { return store(tx) }); len(found) > 0 {
+			m.ID, known = found[0].ID, foundKnown
 		}
 	}
 	if err != nil {

@@ -121,6 +121,27 @@ func TestPostgresSendCutBeforeServer(t *testing.T) {
 	}
 }
 
+// TestPostgresSendCutToKnownAgent: a send to a spawned agent, stored on a
+// new connection after its first was cut, still reports the agent known:
+// inbox send would otherwise note that it is not yet spawned.
+func TestPostgresSendCutToKnownAgent(t *testing.T) {
+	direct := pgtest.URL(t)
+	p := &cutOnce{trigger: "INSERT INTO messages", early: true}
+	db := open(t, pgProxy(t, direct, p.pass), nil)
+	ctx := context.Background()
+	if err := db.RecordLaunch(ctx, mailbox.Agent{Team: "t", Name: "w", Type: "claude", Run: "r-w", State: mailbox.StateExited}); err != nil {
+		t.Fatal(err)
+	}
+	p.arm()
+	_, known, err := db.SendKnown(ctx, mailbox.Message{Team: "t", From: "lead", To: "w", Body: "task"})
+	if err != nil || !p.cutDone() {
+		t.Fatalf("send = %v (cut %v)", err, p.cutDone())
+	}
+	if !known {
+		t.Errorf("known = false for an agent spawn recorded")
+	}
+}
+
 // TestPostgresSendSameMessageTwice: the look for a lost send's message goes
 // by the sender's clock reading as well as its content, so the same text
 // sent before, to the same agent, is not taken for it.
@@ -189,6 +210,11 @@ func TestPostgresSendUnanswered(t *testing.T) {
 	var e *mailbox.Error
 	if !errors.Is(err, mailbox.ErrUnanswered) || !errors.As(err, &e) || !strings.Contains(e.Hint(), "before sending it again") {
 		t.Fatalf("a send whose answer was lost, the server gone = %v; want ErrUnanswered and its hint", err)
+	}
+	// Its recipient may have drained it already: a look at unread mail
+	// alone would miss it, and the message be sent twice.
+	if !strings.Contains(e.Hint(), "--all") {
+		t.Errorf("hint %q does not look among messages already read", e.Hint())
 	}
 	if got := messagesIn(t, direct); len(got) != 1 {
 		t.Fatalf("stored %d messages; want the 1 the server took", len(got))
