@@ -26,7 +26,7 @@ func (d *DB) SendAll(ctx context.Context, m Message) ([]Message, error) {
 		replyTo = m.ReplyTo
 	}
 	var out []Message
-	store := func(tx *sql.Tx) error {
+	store := func(ctx context.Context, tx *sql.Tx) error {
 		out = nil
 		rows, err := tx.QueryContext(ctx, `SELECT name FROM agents WHERE team = ? AND name != ? ORDER BY name`, m.Team, m.From)
 		if err != nil {
@@ -73,7 +73,7 @@ func (d *DB) SendAll(ctx context.Context, m Message) ([]Message, error) {
 		return nil
 	}
 	const op = "send to every agent"
-	err := d.inTx(ctx, op, store)
+	err := d.inTx(ctx, op, func(tx *sql.Tx) error { return store(ctx, tx) })
 	if answerLost(ctx, err) {
 		// The commit went out and its answer did not come back.
 		var found []Message

@@ -114,18 +114,18 @@ func (d *DB) SendKnown(ctx context.Context, m Message) (Message, bool, error) {
 		args = append(args, m.Team)
 	}
 	var known bool
-	store := func(q querier) error {
+	store := func(ctx context.Context, q querier) error {
 		return q.QueryRowContext(ctx,
 			insertMessage+row+` RETURNING id, EXISTS (SELECT 1 FROM agents WHERE team = ? AND name = ?)`,
 			append(args, m.Team, m.To)...).Scan(&m.ID, &known)
 	}
-	err := store(d.db)
+	err := store(ctx, d.db)
 	if answerLost(ctx, err) {
 		// The id and known of a copy found; store sets them itself when
 		// there is none, and sendAgain's known must not overwrite its.
 		var found []Message
 		var foundKnown bool
-		if found, foundKnown, err = d.sendAgain(ctx, "send message", m, true, func(tx *sql.Tx) error { return store(tx) }); len(found) > 0 {
+		if found, foundKnown, err = d.sendAgain(ctx, "send message", m, true, func(ctx context.Context, tx *sql.Tx) error { return store(ctx, tx) }); len(found) > 0 {
 			m.ID, known = found[0].ID, foundKnown
 		}
 	}
@@ -160,7 +160,7 @@ func answerLost(ctx context.Context, err error) bool {
 // sendSettle; past that, or interrupted, or failing before it has looked,
 // the send's outcome is unknown, and the error says so (ErrUnanswered).
 // known is whether the first copy found has an agent record.
-func (d *DB) sendAgain(ctx context.Context, op string, m Message, oneRecipient bool, store func(tx *sql.Tx) error) (found []Message, known bool, err error) {
+func (d *DB) sendAgain(ctx context.Context, op string, m Message, oneRecipient bool, store func(ctx context.Context, tx *sql.Tx) error) (found []Message, known bool, err error) {
 	var replyTo any
 	if m.ReplyTo != 0 {
 		replyTo = m.ReplyTo
@@ -181,7 +181,9 @@ func (d *DB) sendAgain(ctx context.Context, op string, m Message, oneRecipient b
 	defer cancel()
 	attempt := func() error {
 		found, known, looked = nil, false, false
-		tx, err := d.be.begin(ctx, d.db, true)
+		// Serialized (the write lock too) as a send --all's transaction is,
+		// which reads the roster it sends to.
+		tx, err := d.be.begin(ctx, d.db, !oneRecipient)
 		if err != nil {
 			return err
 		}
@@ -212,14 +214,16 @@ func (d *DB) sendAgain(ctx context.Context, op string, m Message, oneRecipient b
 			return nil // stored already: nothing to commit
 		}
 		looked = true
-		if err := store(tx); err != nil {
+		if err := store(ctx, tx); err != nil {
 			return err
 		}
 		return tx.Commit()
 	}
 	for backoff := minBackoff; ; backoff = min(2*backoff, maxBackoff) {
 		err = attempt()
-		if err == nil || !Disconnected(err) || !sleepUntil(ctx, deadline, backoff, nil) {
+		// A lock given up after the server's lock_timeout (ErrLocked) may
+		// be held by a session it has not yet seen die: tried again too.
+		if err == nil || !Disconnected(err) && d.be.kindOf(err) != ErrLocked || !sleepUntil(ctx, deadline, backoff, nil) {
 			break
 		}
 	}

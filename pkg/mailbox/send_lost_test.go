@@ -3,6 +3,7 @@ package mailbox_test
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"errors"
 	"net"
 	"strings"
@@ -10,19 +11,25 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/teamkit/teamkit/internal/pgtest"
 	"github.com/teamkit/teamkit/pkg/mailbox"
 )
 
 // cutOnce is a pgProxy pass that cuts one connection once it is armed:
 // the first to send a chunk holding trigger is closed, before the chunk
-// reaches the server (early) or as the server's answer to it comes back
-// (the answer dropped). With refuse set, every connection after the cut
-// is closed too: a server gone for good.
+// reaches the server (early), as soon as it has (sent), or as the server's
+// answer to it comes back (the answer dropped). With refuse set, every
+// connection after the cut is closed too: a server gone for good. With
+// noCancel, the cancel request pgx sends the server for a statement whose
+// connection failed is lost as well.
 type cutOnce struct {
-	trigger string
-	early   bool
-	refuse  bool
+	trigger  string
+	early    bool
+	sent     bool
+	refuse   bool
+	noCancel bool
 
 	mu    sync.Mutex
 	armed bool
@@ -46,13 +53,21 @@ func (p *cutOnce) pass(c net.Conn, chunk []byte, fromClient bool) bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	switch {
-	case p.done && p.refuse:
+	case p.done && p.refuse, p.done && p.noCancel && fromClient && isCancelRequest(chunk):
 		c.Close()
 		return false
 	case p.done || !p.armed:
 		return true
 	case fromClient && p.cut == nil && bytes.Contains(chunk, []byte(p.trigger)):
 		p.cut = c
+		if p.sent {
+			// The chunk is forwarded after this returns, and only then
+			// does the proxy see the client gone and close the server's
+			// side.
+			p.done = true
+			c.Close()
+			return true
+		}
 		if !p.early {
 			return true
 		}
@@ -62,6 +77,12 @@ func (p *cutOnce) pass(c net.Conn, chunk []byte, fromClient bool) bool {
 	p.done = true
 	c.Close()
 	return false
+}
+
+// isCancelRequest reports whether chunk is a CancelRequest, the whole of
+// what a connection opened to cancel another's statement sends.
+func isCancelRequest(chunk []byte) bool {
+	return len(chunk) == 16 && binary.BigEndian.Uint32(chunk) == 16 && binary.BigEndian.Uint32(chunk[4:]) == 80877102
 }
 
 // messagesIn is every message of team t, read or not, read directly.
@@ -139,6 +160,73 @@ func TestPostgresSendCutToKnownAgent(t *testing.T) {
 	}
 	if !known {
 		t.Errorf("known = false for an agent spawn recorded")
+	}
+}
+
+// TestPostgresSendLostWhileItWaits: the connection is cut with the send's
+// INSERT at the server, where it waits for the team's send lock (held
+// here by another session, as a busy team's sends hold it in turn), and
+// the server, which does not read a waiting session's socket, runs it
+// once the lock is free. The sender settles on a new connection meanwhile:
+// its look must wait for that INSERT (it takes the send lock first), or it
+// finds nothing, stores the message, and the lost INSERT stores it again.
+func TestPostgresSendLostWhileItWaits(t *testing.T) {
+	direct := pgtest.URL(t)
+	p := &cutOnce{trigger: "INSERT INTO messages", sent: true, noCancel: true}
+	db := open(t, pgProxy(t, direct, p.pass), nil)
+	ctx := context.Background()
+	holder, err := pgx.Connect(ctx, direct)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer holder.Close(ctx)
+	hold, err := holder.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer hold.Rollback(ctx)
+	if _, err := hold.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtextextended('teamkit/' || current_schema() || '/send/' || $1, 0))`, "t"); err != nil {
+		t.Fatal(err)
+	}
+	p.arm()
+	type sent struct {
+		m   mailbox.Message
+		err error
+	}
+	done := make(chan sent, 1)
+	go func() {
+		m, err := db.Send(ctx, mailbox.Message{Team: "t", From: "lead", To: "w", Body: "task"})
+		done <- sent{m, err}
+	}()
+	// The lost INSERT and the settling send, both waiting for the lock.
+	for deadline := time.Now().Add(30 * time.Second); ; {
+		var n int
+		if err := holder.QueryRow(ctx, `SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted
+			AND database = (SELECT oid FROM pg_database WHERE datname = current_database())`).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		if n == 2 {
+			break
+		}
+		select {
+		case r := <-done:
+			t.Fatalf("the send ended (%v, %v) while the send lock was held", r.m, r.err)
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d sessions wait for the send lock after 30 s; want the lost INSERT and the settling send", n)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if err := hold.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	r := <-done
+	if r.err != nil {
+		t.Fatalf("a send lost while its INSERT waited = %v; want its message found", r.err)
+	}
+	if got := messagesIn(t, direct); len(got) != 1 || got[0].ID != r.m.ID {
+		t.Fatalf("stored %+v; want the one message, id %d", got, r.m.ID)
 	}
 }
 
