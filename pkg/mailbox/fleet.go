@@ -80,6 +80,8 @@ func (d *DB) SendAll(ctx context.Context, m Message) ([]Message, error) {
 		if found, _, err = d.sendAgain(ctx, op, m, false, store); len(found) > 0 {
 			out = found
 		}
+	} else if d.sendInterrupted(ctx, err) {
+		err = d.unanswered(op, err)
 	}
 	if err != nil {
 		return nil, d.fail(op, err)

@@ -61,9 +61,10 @@ var (
 	// ErrBadValue: a row holds what its column cannot (text where a time
 	// goes, say), which teamkit never writes: another program changed it.
 	ErrBadValue = errors.New("a row holds a value teamkit did not write")
-	// ErrUnanswered: a send's connection to the server failed after the
-	// message went out, and kept failing: it may or may not be stored.
-	ErrUnanswered = errors.New("the connection failed after the message went out, and whether the server stored it is not known")
+	// ErrUnanswered: a send's message went out to the server and no answer
+	// came back (its connection kept failing, or it was interrupted): it
+	// may or may not be stored.
+	ErrUnanswered = errors.New("the message went out and no answer came back: whether the server stored it is not known")
 )
 
 // Error is a mailbox failure with the operation and database it concerns.

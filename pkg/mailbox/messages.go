@@ -128,6 +128,8 @@ func (d *DB) SendKnown(ctx context.Context, m Message) (Message, bool, error) {
 		if found, foundKnown, err = d.sendAgain(ctx, "send message", m, true, func(ctx context.Context, tx *sql.Tx) error { return store(ctx, tx) }); len(found) > 0 {
 			m.ID, known = found[0].ID, foundKnown
 		}
+	} else if d.sendInterrupted(ctx, err) {
+		err = d.unanswered("send message", err)
 	}
 	if err != nil {
 		return Message{}, false, d.fail("send message", err)
@@ -228,9 +230,23 @@ func (d *DB) sendAgain(ctx context.Context, op string, m Message, oneRecipient b
 		}
 	}
 	if err != nil && (!looked || Disconnected(err) || ctx.Err() != nil) {
-		return nil, false, &Error{Op: op, Path: d.path, Kind: ErrUnanswered, Err: err, Flag: d.flag, secret: d.secret}
+		return nil, false, d.unanswered(op, err)
 	}
 	return found, known, err
+}
+
+// unanswered is err, a send's failure that leaves its outcome unknown, as
+// ErrUnanswered.
+func (d *DB) unanswered(op string, err error) error {
+	return &Error{Op: op, Path: d.path, Kind: ErrUnanswered, Err: err, Flag: d.flag, secret: d.secret}
+}
+
+// sendInterrupted reports whether err is a PostgreSQL send interrupted
+// (Ctrl-C, SIGTERM) with its statement perhaps on its way or at the
+// server: stored or not, nobody can say, and a sender told only
+// "interrupted" would send it again.
+func (d *DB) sendInterrupted(ctx context.Context, err error) bool {
+	return ctx.Err() != nil && errors.Is(err, ctx.Err()) && d.be.sendLock() != ""
 }
 
 // insertMessage stores one message, its eight columns given in this order.

@@ -308,3 +308,35 @@ func TestPostgresSendUnanswered(t *testing.T) {
 		t.Fatalf("stored %d messages; want the 1 the server took", len(got))
 	}
 }
+
+// TestPostgresSendInterrupted: the server stores the message, and the
+// sender is interrupted while it waits for the answer. It cannot settle
+// (it is told to stop), and "interrupted" alone would have the user send
+// it again: the error is ErrUnanswered too, whose hint says to look first.
+func TestPostgresSendInterrupted(t *testing.T) {
+	direct := pgtest.URL(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var mu sync.Mutex
+	var sending net.Conn
+	u := pgProxy(t, direct, func(c net.Conn, chunk []byte, fromClient bool) bool {
+		mu.Lock()
+		defer mu.Unlock()
+		switch {
+		case fromClient && bytes.Contains(chunk, []byte("INSERT INTO messages")):
+			sending = c
+		case !fromClient && c == sending:
+			cancel() // the answer held back: the sender is interrupted first
+			return false
+		}
+		return true
+	})
+	db := open(t, u, nil)
+	_, err := db.Send(ctx, mailbox.Message{Team: "t", From: "lead", To: "w", Body: "task"})
+	if !errors.Is(err, mailbox.ErrUnanswered) || !errors.Is(err, context.Canceled) {
+		t.Fatalf("a send interrupted as its answer came = %v; want ErrUnanswered, interrupted", err)
+	}
+	if got := messagesIn(t, direct); len(got) != 1 {
+		t.Fatalf("stored %d messages; want the 1 the server took", len(got))
+	}
+}
