@@ -46,3 +46,11 @@ func QuietLimit(t testing.TB, d time.Duration) {
 
 // StaleQuery is staleQuery, for the plan tests.
 var StaleQuery = staleQuery
+
+// SendSettle sets how long a send whose answer was lost keeps settling it,
+// until the test ends.
+func SendSettle(t testing.TB, d time.Duration) {
+	was := sendSettle
+	sendSettle = d
+	t.Cleanup(func() { sendSettle = was })
+}

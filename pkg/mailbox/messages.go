@@ -140,7 +140,7 @@ func (d *DB) SendKnown(ctx context.Context, m Message) (Message, bool, error) {
 // sendSettle is how long a send whose answer was lost (answerLost) keeps
 // reconnecting to learn whether it was stored: a server restart's length,
 // with room to spare.
-const sendSettle = 30 * time.Second
+var sendSettle = 30 * time.Second
 
 // answerLost reports whether err is a PostgreSQL connection failing after a
 // write went out to the server, which may then have stored it with only

@@ -340,3 +340,46 @@ func TestPostgresSendInterrupted(t *testing.T) {
 		t.Fatalf("stored %d messages; want the 1 the server took", len(got))
 	}
 }
+
+// TestPostgresSendSettleBounded: the send lock the settle waits for stays
+// held (a session the server has not yet seen die, say), and the server's
+// lock_timeout is far off. The settle gives up at its own limit, saying the
+// outcome is unknown, rather than wait for the lock as long as it is held.
+func TestPostgresSendSettleBounded(t *testing.T) {
+	mailbox.SendSettle(t, time.Second)
+	direct := pgtest.URL(t)
+	p := &cutOnce{trigger: "INSERT INTO messages", early: true}
+	ctx := context.Background()
+	db, err := mailbox.Open(ctx, pgProxy(t, direct, p.pass), mailbox.Options{BusyTimeout: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	holder, err := pgx.Connect(ctx, direct)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer holder.Close(ctx)
+	hold, err := holder.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer hold.Rollback(ctx)
+	if _, err := hold.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtextextended('teamkit/' || current_schema() || '/send/' || $1, 0))`, "t"); err != nil {
+		t.Fatal(err)
+	}
+	p.arm()
+	done := make(chan error, 1)
+	go func() {
+		_, err := db.Send(ctx, mailbox.Message{Team: "t", From: "lead", To: "w", Body: "task"})
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if !errors.Is(err, mailbox.ErrUnanswered) {
+			t.Fatalf("a settle that met a held send lock = %v; want ErrUnanswered", err)
+		}
+	case <-time.After(2 * time.Minute):
+		t.Fatal("the settle still waits for the send lock after 2 minutes; its limit is 1 s")
+	}
+}
