@@ -85,6 +85,28 @@ func isCancelRequest(chunk []byte) bool {
 	return len(chunk) == 16 && binary.BigEndian.Uint32(chunk) == 16 && binary.BigEndian.Uint32(chunk[4:]) == 80877102
 }
 
+// holdSendLock takes team t's send lock (as a send does) in a transaction
+// on a connection of its own to u, which it returns, held until the
+// transaction ends or the test does.
+func holdSendLock(t *testing.T, u, team string) (*pgx.Conn, pgx.Tx) {
+	t.Helper()
+	ctx := context.Background()
+	c, err := pgx.Connect(ctx, u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close(ctx) })
+	tx, err := c.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { tx.Rollback(ctx) })
+	if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtextextended('teamkit/' || current_schema() || '/send/' || $1, 0))`, team); err != nil {
+		t.Fatal(err)
+	}
+	return c, tx
+}
+
 // messagesIn is every message of team t, read or not, read directly.
 func messagesIn(t *testing.T, u string) []mailbox.Message {
 	t.Helper()
@@ -175,19 +197,7 @@ func TestPostgresSendLostWhileItWaits(t *testing.T) {
 	p := &cutOnce{trigger: "INSERT INTO messages", sent: true, noCancel: true}
 	db := open(t, pgProxy(t, direct, p.pass), nil)
 	ctx := context.Background()
-	holder, err := pgx.Connect(ctx, direct)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer holder.Close(ctx)
-	hold, err := holder.Begin(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer hold.Rollback(ctx)
-	if _, err := hold.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtextextended('teamkit/' || current_schema() || '/send/' || $1, 0))`, "t"); err != nil {
-		t.Fatal(err)
-	}
+	holder, hold := holdSendLock(t, direct, "t")
 	p.arm()
 	type sent struct {
 		m   mailbox.Message
@@ -355,19 +365,7 @@ func TestPostgresSendSettleBounded(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	holder, err := pgx.Connect(ctx, direct)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer holder.Close(ctx)
-	hold, err := holder.Begin(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer hold.Rollback(ctx)
-	if _, err := hold.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtextextended('teamkit/' || current_schema() || '/send/' || $1, 0))`, "t"); err != nil {
-		t.Fatal(err)
-	}
+	holdSendLock(t, direct, "t")
 	p.arm()
 	done := make(chan error, 1)
 	go func() {
