@@ -21,10 +21,7 @@ func (d *DB) SendAll(ctx context.Context, m Message) ([]Message, error) {
 		return nil, err
 	}
 	m.CreatedAt = d.now().UTC()
-	var replyTo any
-	if m.ReplyTo != 0 {
-		replyTo = m.ReplyTo
-	}
+	replyTo := replyToArg(m.ReplyTo)
 	var out []Message
 	store := func(ctx context.Context, tx *sql.Tx) error {
 		out = nil

@@ -101,10 +101,7 @@ func (d *DB) SendKnown(ctx context.Context, m Message) (Message, bool, error) {
 		return Message{}, false, err
 	}
 	m.CreatedAt = d.now().UTC()
-	var replyTo any
-	if m.ReplyTo != 0 {
-		replyTo = m.ReplyTo
-	}
+	replyTo := replyToArg(m.ReplyTo)
 	args := []any{m.Team, m.From, m.To, m.Subject, m.Body, Preview(m.Body), replyTo, nanos(m.CreatedAt)}
 	row := `VALUES (?, ?, ?, ?, ?, ?, ?, ?)`
 	if lock := d.be.sendLock(); lock != "" {
@@ -163,13 +160,9 @@ func answerLost(ctx context.Context, err error) bool {
 // the send's outcome is unknown, and the error says so (ErrUnanswered).
 // known is whether the first copy found has an agent record.
 func (d *DB) sendAgain(ctx context.Context, op string, m Message, oneRecipient bool, store func(ctx context.Context, tx *sql.Tx) error) (found []Message, known bool, err error) {
-	var replyTo any
-	if m.ReplyTo != 0 {
-		replyTo = m.ReplyTo
-	}
 	look := `SELECT m.id, m.recipient, EXISTS (SELECT 1 FROM agents a WHERE a.team = m.team AND a.name = m.recipient) FROM messages m
 		WHERE m.team = ? AND m.created_at = ? AND m.sender = ? AND m.subject = ? AND m.body = ? AND m.reply_to IS NOT DISTINCT FROM ?`
-	args := []any{m.Team, nanos(m.CreatedAt), m.From, m.Subject, m.Body, replyTo}
+	args := []any{m.Team, nanos(m.CreatedAt), m.From, m.Subject, m.Body, replyToArg(m.ReplyTo)}
 	if oneRecipient {
 		look += ` AND m.recipient = ?`
 		args = append(args, m.To)
@@ -247,6 +240,15 @@ func (d *DB) unanswered(op string, err error) error {
 // "interrupted" would send it again.
 func (d *DB) sendInterrupted(ctx context.Context, err error) bool {
 	return ctx.Err() != nil && errors.Is(err, ctx.Err()) && d.be.sendLock() != ""
+}
+
+// replyToArg is a message's reply_to as a statement's argument: NULL for
+// none.
+func replyToArg(id int64) any {
+	if id == 0 {
+		return nil
+	}
+	return id
 }
 
 // insertMessage stores one message, its eight columns given in this order.
