@@ -48,6 +48,10 @@ func (client) Connector(rawURL string, o mailbox.PostgresOptions) (driver.Connec
 	if cfg.ConnectTimeout == 0 {
 		cfg.ConnectTimeout = o.ConnectTimeout
 	}
+	// pgconn bounds the connection attempt itself (ConnectTimeout); the
+	// dial adds the limits on a connection that goes silent (dial.go).
+	cfg.DialFunc = dial
+	serverParams(cfg.RuntimeParams)
 	if _, ok := cfg.RuntimeParams["application_name"]; !ok {
 		cfg.RuntimeParams["application_name"] = "teamkit"
 	}

@@ -1,0 +1,160 @@
+package pgdriver_test
+
+import (
+	"context"
+	"database/sql"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/teamkit/teamkit/internal/netcut"
+	"github.com/teamkit/teamkit/internal/pgtest"
+	"github.com/teamkit/teamkit/pkg/mailbox"
+	"github.com/teamkit/teamkit/pkg/mailbox/pgdriver"
+)
+
+func TestMain(m *testing.M) { os.Exit(pgtest.Run(m)) }
+
+// open is the mailbox's connector on url, with one connection: the one a
+// test cuts.
+func open(t *testing.T, url string) *sql.DB {
+	t.Helper()
+	db, err := pgdriver.Open(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	db.SetMaxOpenConns(1)
+	return db
+}
+
+// localPort is the port of db's connection on this machine, as the server
+// saw it.
+func localPort(t *testing.T, db *sql.DB) int {
+	t.Helper()
+	var port int
+	if err := db.QueryRow(`SELECT inet_client_port()`).Scan(&port); err != nil {
+		t.Fatal(err)
+	}
+	return port
+}
+
+// within runs f and fails the test if it has not returned by limit (f is
+// left running: a hung statement is the defect).
+func within(t *testing.T, limit time.Duration, f func() error) error {
+	t.Helper()
+	done := make(chan error, 1)
+	go func() { done <- f() }()
+	select {
+	case err := <-done:
+		return err
+	case <-time.After(limit):
+		t.Fatalf("still waiting after %v", limit)
+		return nil
+	}
+}
+
+// The server's limits on the session, unless the URL sets its own: a
+// server that kept a vanished client's session (and its locks) for two
+// hours now lets it go in about half a minute.
+func TestServerLimits(t *testing.T) {
+	for _, c := range []struct{ query, idle, interval, user string }{
+		{"", "10", "5", "30000"},
+		{"&tcp_keepalives_idle=60&tcp_user_timeout=0", "60", "5", "0"},
+	} {
+		db, err := pgdriver.Open(pgtest.URL(t) + c.query)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var idle, interval, user string
+		err = db.QueryRow(`SELECT current_setting('tcp_keepalives_idle'), current_setting('tcp_keepalives_interval'),
+			current_setting('tcp_user_timeout')`).Scan(&idle, &interval, &user)
+		db.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if idle != c.idle || interval != c.interval || user != c.user {
+			t.Errorf("URL …%s: tcp_keepalives_idle, _interval, tcp_user_timeout = %s, %s, %s; want %s, %s, %s",
+				c.query, idle, interval, user, c.idle, c.interval, c.user)
+		}
+	}
+}
+
+// A statement sent into a network gone silent: its bytes are never
+// acknowledged, and TCP's retransmissions alone would go on for about 15
+// minutes. The user timeout ends it (2 s here), as a lost connection.
+func TestSilentWhileSending(t *testing.T) {
+	pgdriver.QuickSilence(t)
+	db := open(t, pgtest.URL(t))
+	netcut.Silence(t, localPort(t, db))
+	err := within(t, time.Minute, func() error {
+		_, err := db.Exec(`SELECT 1`)
+		return err
+	})
+	if err == nil || !mailbox.Disconnected(err) {
+		t.Fatalf("err = %v; want a lost connection", err)
+	}
+}
+
+// The network goes silent while the server works on a statement: nothing
+// of the client's is unacknowledged, so only keepalive notices, which Go
+// left at 15 s and nine probes, 2.5 minutes.
+func TestSilentWhileWaiting(t *testing.T) {
+	pgdriver.QuickSilence(t)
+	url := pgtest.URL(t)
+	db := open(t, url)
+	port := localPort(t, db)
+	watch := open(t, url)
+	done := make(chan error, 1)
+	go func() {
+		_, err := db.Exec(`SELECT pg_sleep(1)`)
+		done <- err
+	}()
+	// Cut once the server has the statement.
+	for deadline := time.Now().Add(time.Minute); ; {
+		var n int
+		if err := watch.QueryRow(`SELECT count(*) FROM pg_stat_activity WHERE client_port = $1 AND query = 'SELECT pg_sleep(1)' AND state = 'active'`, port).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		if n == 1 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the server never ran the statement")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	netcut.Silence(t, port)
+	err := within(t, time.Minute, func() error { return <-done })
+	if err == nil || !mailbox.Disconnected(err) {
+		t.Fatalf("err = %v; want a lost connection", err)
+	}
+}
+
+// A client that vanishes holding a lock (its host gone from the network)
+// frees it once the server gives up on it: within seconds here, where the
+// server's defaults kept it 15 minutes (the cut dropped the client's
+// acknowledgement of its last answer, as one here does nearly every time)
+// or two hours.
+func TestSilentClientFreesItsLock(t *testing.T) {
+	pgdriver.QuickSilence(t)
+	url := pgtest.URL(t)
+	holder := open(t, url)
+	if _, err := holder.Exec(`SELECT pg_advisory_lock(4242)`); err != nil {
+		t.Fatal(err)
+	}
+	netcut.Silence(t, localPort(t, holder))
+	other := open(t, url)
+	err := within(t, 2*time.Minute, func() error {
+		for {
+			var ok bool
+			if err := other.QueryRowContext(context.Background(), `SELECT pg_try_advisory_lock(4242)`).Scan(&ok); err != nil || ok {
+				return err
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
