@@ -133,7 +133,7 @@ var postgresScripts = []string{
 	"resume_parks", "resume_session",
 	"completion_mailbox",
 	"budget_local", "budget_github", "budget_slack", "budget_queued", "run_supervisor_killed",
-	"spawn_bytes_postgres", "spawn_queue_outage", "audit_secrets",
+	"spawn_bytes_postgres", "spawn_queue_outage", "audit_secrets", "spawn_relaunched",
 }
 
 func TestScriptsPostgres(t *testing.T) {

@@ -217,8 +217,52 @@ func (d *DB) Now(ctx context.Context) (time.Time, error) {
 // A launch ends the agent's park (the launch is what the park waited for);
 // a launch by a person (no ResumeOf) also clears its failed re-spawns.
 func (d *DB) RecordLaunch(ctx context.Context, a Agent) error {
+	_, err := d.recordLaunch(ctx, d.db, a, "")
+	return d.fail("record agent", err)
+}
+
+// ErrRelaunched is ReplaceLaunch's answer when the agent's record no longer
+// names the launch its caller found.
+var ErrRelaunched = errors.New("another launch of the agent was recorded meanwhile")
+
+// ReplaceLaunch is RecordLaunch only while the agent's record still names
+// the launch prev (nil: there was no record), else ErrRelaunched and
+// nothing is written. A spawn passes the record it found, and stopped,
+// under the agent's lock: a lock the server let go (PostgreSQL ends a
+// session's locks with the session: a restart, a connection gone silent)
+// lets a second spawn record its launch meanwhile, and the first must then
+// not launch, or the agent would run twice.
+func (d *DB) ReplaceLaunch(ctx context.Context, a Agent, prev *Agent) error {
+	guard, args := replaceGuard(prev)
+	res, err := d.recordLaunch(ctx, d.db, a, guard, args...)
+	return d.fail("record agent", oneRow(res, err, ErrRelaunched))
+}
+
+// replaceGuard is the condition of ReplaceLaunch's update of the record
+// that is there, and its arguments: that it names prev's run (none may be
+// there when prev is nil).
+func replaceGuard(prev *Agent) (string, []any) {
+	if prev == nil {
+		return "false", nil
+	}
+	return "agents.run = ?", []any{prev.Run}
+}
+
+// execer is what *sql.DB and *sql.Tx share for a statement.
+type execer interface {
+	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
+}
+
+// recordLaunch writes a as the agent's record, replacing the one there only
+// where guard ("": always, else SQL with guardArgs) holds of it.
+func (d *DB) recordLaunch(ctx context.Context, db execer, a Agent, guard string, guardArgs ...any) (sql.Result, error) {
+	if guard != "" {
+		guard = " WHERE " + guard
+	}
 	now := d.stamp()
-	_, err := d.db.ExecContext(ctx,
+	args := append([]any{a.Team, a.Name, a.Type, a.Task, a.Issue, a.Workdir, a.Run, a.PID, a.State, a.Log, now, now,
+		a.Host, int64(a.PIDStart), a.BootID, a.ResumeOf, a.Worktree, a.Branch, a.Wake, a.Team, a.Name}, guardArgs...)
+	return db.ExecContext(ctx,
 		`INSERT INTO agents (team, name, type, task, issue, workdir, run, pid, state, exit_code, log, created_at, updated_at,
 		   host, pid_start, boot_id, heartbeat_at, heartbeat_ms, resume_of, worktree, branch, wake, woke_through)
 		 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, ?, `+d.clockSQL()+`, `+d.clockSQL()+`, ?, ?, ?, NULL, 0, ?, ?, ?, ?,
@@ -232,10 +276,7 @@ func (d *DB) RecordLaunch(ctx context.Context, a Agent) error {
 		   worktree = excluded.worktree, branch = excluded.branch,
 		   wake = excluded.wake, woke_through = excluded.woke_through,
 		   parked_until = NULL, park_backoff_ms = 0, park_claim = '', park_claimed_at = NULL,
-		   respawn_failures = CASE WHEN excluded.resume_of = '' THEN 0 ELSE agents.respawn_failures END`,
-		a.Team, a.Name, a.Type, a.Task, a.Issue, a.Workdir, a.Run, a.PID, a.State, a.Log, now, now,
-		a.Host, int64(a.PIDStart), a.BootID, a.ResumeOf, a.Worktree, a.Branch, a.Wake, a.Team, a.Name)
-	return d.fail("record agent", err)
+		   respawn_failures = CASE WHEN excluded.resume_of = '' THEN 0 ELSE agents.respawn_failures END`+guard, args...)
 }
 
 // SetAgentState updates the state (and pid when pid > 0, exit code when

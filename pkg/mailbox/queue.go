@@ -21,22 +21,28 @@ type Queued struct {
 }
 
 // Enqueue records a as its agent's latest launch in state StateQueued,
-// waiting on a.Host under a cap of maxRunning. Its place in the queue is
-// the database's clock now.
-func (d *DB) Enqueue(ctx context.Context, a Agent, maxRunning int) error {
+// waiting on a.Host under a cap of maxRunning, as ReplaceLaunch does: only
+// while the agent's record names prev (nil: none), else ErrRelaunched and
+// nothing is written. Its place in the queue is the database's clock now.
+func (d *DB) Enqueue(ctx context.Context, a Agent, maxRunning int, prev *Agent) error {
 	a.State = StateQueued
-	// The queue row first: a row whose launch is not (or no longer) queued
-	// is ignored and swept, where a queued launch without its row would
-	// wait for good.
-	_, err := d.db.ExecContext(ctx,
-		`INSERT INTO queue (team, name, run, host, max_running, queued_at) VALUES (?, ?, ?, ?, ?, `+d.clockSQL()+`)
-		 ON CONFLICT (team, name) DO UPDATE SET run = excluded.run, host = excluded.host,
-		   max_running = excluded.max_running, queued_at = excluded.queued_at`,
-		a.Team, a.Name, a.Run, a.Host, maxRunning, d.stamp())
-	if err != nil {
-		return d.fail("queue agent", err)
-	}
-	return d.RecordLaunch(ctx, a)
+	// One transaction: a queue row whose launch is not queued is ignored
+	// and swept, but one written for a launch that lost its record to
+	// another would have replaced that one's row, and a queued launch
+	// without its row waits for good.
+	return d.txn(ctx, "queue agent", false, func(tx *sql.Tx) error {
+		guard, args := replaceGuard(prev)
+		res, err := d.recordLaunch(ctx, tx, a, guard, args...)
+		if err := oneRow(res, err, ErrRelaunched); err != nil {
+			return err
+		}
+		_, err = tx.ExecContext(ctx,
+			`INSERT INTO queue (team, name, run, host, max_running, queued_at) VALUES (?, ?, ?, ?, ?, `+d.clockSQL()+`)
+			 ON CONFLICT (team, name) DO UPDATE SET run = excluded.run, host = excluded.host,
+			   max_running = excluded.max_running, queued_at = excluded.queued_at`,
+			a.Team, a.Name, a.Run, a.Host, maxRunning, d.stamp())
+		return err
+	})
 }
 
 // Queue lists the launches waiting on host, oldest first.

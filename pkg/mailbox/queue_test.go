@@ -2,6 +2,7 @@ package mailbox_test
 
 import (
 	"context"
+	"errors"
 	"testing"
 	"time"
 
@@ -17,7 +18,7 @@ func TestQueue(t *testing.T) {
 		db, c, _ := newDB(t, be)
 		enqueue := func(team, name, run, host string, max int) {
 			t.Helper()
-			if err := db.Enqueue(ctx, mailbox.Agent{Team: team, Name: name, Type: "x", Run: run, Host: host}, max); err != nil {
+			if err := db.Enqueue(ctx, mailbox.Agent{Team: team, Name: name, Type: "x", Run: run, Host: host}, max, nil); err != nil {
 				t.Fatal(err)
 			}
 			c.Add(time.Second)
@@ -87,6 +88,57 @@ func TestQueue(t *testing.T) {
 		hosted, err := db.HostAgents(ctx, "h1")
 		if err != nil || len(hosted) != 3 {
 			t.Fatalf("HostAgents(h1) = %d agents, %v; want 3 (w1, w2, w4 starting)", len(hosted), err)
+		}
+	})
+}
+
+// A launch replaces only the record its spawn found (a spawn whose lock
+// the server let go must not replace another's launch): ReplaceLaunch and
+// Enqueue write nothing, queue row included, once another launch was
+// recorded, and say ErrRelaunched.
+func TestReplaceLaunchOnlyWhatWasFound(t *testing.T) {
+	eachBackend(t, func(t *testing.T, be backend) {
+		ctx := context.Background()
+		db, _, _ := newDB(t, be)
+		launch := func(run string) mailbox.Agent {
+			return mailbox.Agent{Team: "t", Name: "w1", Type: "x", Run: run, Host: "h1", State: mailbox.StateStarting}
+		}
+		runIs := func(want string) {
+			t.Helper()
+			a, err := db.Agent(ctx, "t", "w1")
+			if err != nil || a.Run != want {
+				t.Fatalf("record names run %q (%v); want %q", a.Run, err, want)
+			}
+		}
+		if err := db.ReplaceLaunch(ctx, launch("r1"), nil); err != nil {
+			t.Fatal(err)
+		}
+		// Two spawns found r1; the first replaces it, the second must not.
+		found := launch("r1")
+		if err := db.ReplaceLaunch(ctx, launch("r2"), &found); err != nil {
+			t.Fatal(err)
+		}
+		if err := db.ReplaceLaunch(ctx, launch("r3"), &found); !errors.Is(err, mailbox.ErrRelaunched) {
+			t.Fatalf("second replace of r1: %v; want ErrRelaunched", err)
+		}
+		runIs("r2")
+		// Nor may a spawn that found no record replace one.
+		if err := db.ReplaceLaunch(ctx, launch("r4"), nil); !errors.Is(err, mailbox.ErrRelaunched) {
+			t.Fatalf("first launch over r2: %v; want ErrRelaunched", err)
+		}
+		runIs("r2")
+		// The queue: r2 queued, then a spawn that found r1 queues r5.
+		current := launch("r2")
+		if err := db.Enqueue(ctx, launch("r6"), 1, &current); err != nil {
+			t.Fatal(err)
+		}
+		if err := db.Enqueue(ctx, launch("r5"), 1, &found); !errors.Is(err, mailbox.ErrRelaunched) {
+			t.Fatalf("queue over r6: %v; want ErrRelaunched", err)
+		}
+		runIs("r6")
+		q, err := db.Queue(ctx, "h1")
+		if err != nil || len(q) != 1 || q[0].Run != "r6" {
+			t.Fatalf("queue = %+v (%v); want r6's row alone", q, err)
 		}
 	})
 }

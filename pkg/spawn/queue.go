@@ -105,8 +105,8 @@ func (j *job) queue(ctx context.Context, db *mailbox.DB) (a mailbox.Agent, queue
 	if err := db.ClearReady(ctx, req.Team, req.Name); err != nil {
 		return a, false, err
 	}
-	if err := db.Enqueue(ctx, j.agent(), req.MaxRunning); err != nil {
-		return a, false, err
+	if err := db.Enqueue(ctx, j.agent(), req.MaxRunning, j.prev); err != nil {
+		return a, false, j.relaunched(ctx, db, err)
 	}
 	j.recorded = true
 	// The queue holds the run's files now: whoever admits it starts it

@@ -64,6 +64,9 @@ func (j *job) fallBack(ctx context.Context, db *mailbox.DB, res Result) (Result,
 		return res, nil
 	}
 	gone := j.run
+	// The new launch replaces the gone one's record, and no other.
+	prev := j.agent()
+	j.prev = &prev
 	j.req.Run = NewRun(time.Now())
 	if j.req.Ask > 0 {
 		if err := db.UnstartRun(ctx, j.req.Ask, gone); err != nil {

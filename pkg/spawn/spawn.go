@@ -200,7 +200,7 @@ func Spawn(ctx context.Context, db *mailbox.DB, finder agenttype.Finder, req Req
 			return Result{}, fmt.Errorf("%w: %s/%s is run %s now, not %s", ErrSuperseded, j.req.Team, j.req.Name, a.Run, run)
 		}
 	}
-	if err := stopLive(ctx, db, j.req); err != nil {
+	if j.prev, err = stopLive(ctx, db, j.req); err != nil {
 		return Result{}, err
 	}
 	if err := j.checkout(ctx); err != nil {
@@ -291,6 +291,9 @@ type job struct {
 	// madeTree and madeBranch: checkout made them (worktree.Make);
 	// recorded: a record (or the queue) names the launch.
 	madeTree, madeBranch, recorded bool
+	// prev is the agent's record as the spawn found it under its lock
+	// (nil: none), which its launch's record replaces (job.record).
+	prev *mailbox.Agent
 
 	// Set by writeRun.
 	run                           string
@@ -499,18 +502,37 @@ func (j *job) writeRun() error {
 	return launch.WriteSpec(j.specFile, j.spec)
 }
 
-// record clears the agent's ready mark and records the launch (type, task,
-// issue, run), so resume can start the agent again.
+// record records the launch (type, task, issue, run), so resume can start
+// the agent again, in place of the record stopLive found, and clears the
+// agent's ready mark. The mark goes after: a spawn that finds its agent
+// launched again meanwhile (relaunched) must not take the other launch's.
 func (j *job) record(ctx context.Context, db *mailbox.DB) error {
 	req := j.req
+	if err := db.ReplaceLaunch(ctx, j.agent(), j.prev); err != nil {
+		return j.relaunched(ctx, db, err)
+	}
+	j.recorded = true
 	if err := db.ClearReady(ctx, req.Team, req.Name); err != nil {
 		return err
 	}
-	if err := db.RecordLaunch(ctx, j.agent()); err != nil {
+	return db.SetBudget(ctx, req.Team, req.Name, j.run, j.budget)
+}
+
+// relaunched turns a record refused because another spawn recorded its
+// launch of the agent meanwhile into ErrSuperseded, naming that launch.
+// Under the agent's lock none can, but on PostgreSQL the server lets a
+// lock go with its session: a restart, or a connection gone silent.
+func (j *job) relaunched(ctx context.Context, db *mailbox.DB, err error) error {
+	if !errors.Is(err, mailbox.ErrRelaunched) {
 		return err
 	}
-	j.recorded = true
-	return db.SetBudget(ctx, req.Team, req.Name, j.run, j.budget)
+	run := "unknown"
+	if a, aerr := db.Agent(ctx, j.req.Team, j.req.Name); aerr == nil {
+		run = a.Run
+	}
+	return fmt.Errorf("%s/%s: %w (run %s) by another spawn, so this one launched nothing: its lock on the agent was lost "+
+		"(on PostgreSQL the server lets a lock go with its connection: a restart, a network gone silent)",
+		j.req.Team, j.req.Name, ErrSuperseded, run)
 }
 
 // agent is the launch's record.
@@ -862,8 +884,9 @@ func foreground(ctx context.Context, db *mailbox.DB, t *agenttype.Type, spec lau
 
 // stopLive refuses to start a second copy of a live agent, or with Replace
 // stops the live one first. Live is judged by roster.Judge: the recorded
-// supervisor's exact identity on this host, the heartbeat elsewhere.
-func stopLive(ctx context.Context, db *mailbox.DB, req Request) error {
+// supervisor's exact identity on this host, the heartbeat elsewhere. It
+// returns the agent's record as it found it (nil: none yet).
+func stopLive(ctx context.Context, db *mailbox.DB, req Request) (*mailbox.Agent, error) {
 	a, err := db.Agent(ctx, req.Team, req.Name)
 	if errors.Is(err, mailbox.ErrNotFound) {
 		// A new agent: its name must not be another's but for case.
@@ -871,25 +894,25 @@ func stopLive(ctx context.Context, db *mailbox.DB, req Request) error {
 		if err == nil && n != "" {
 			err = fmt.Errorf("%w: agent %s/%s is recorded, and on Windows and macOS, whose file names ignore case, %s/%s would share its files", ErrNamesake, t, n, req.Team, req.Name)
 		}
-		return err
+		return nil, err
 	}
 	if err != nil {
-		return err
+		return nil, err
 	}
 	here, err := roster.At(ctx, db, req.Host)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	live := a.State == mailbox.StateQueued || (a.State != mailbox.StateExited && a.State != mailbox.StateFailed && roster.Judge(a, here).Live)
 	if live && !req.Replace {
-		return fmt.Errorf("%w: %s/%s (run %s, %s); pass --replace to stop it and start again", ErrAlive, req.Team, req.Name, a.Run, roster.Describe(&a, nil, here))
+		return nil, fmt.Errorf("%w: %s/%s (run %s, %s); pass --replace to stop it and start again", ErrAlive, req.Team, req.Name, a.Run, roster.Describe(&a, nil, here))
 	}
 	// Stop also sweeps up what an unsupervised run left behind, live or not.
 	_, err = Stop(ctx, db, req.Team, req.Name, StopOptions{Host: req.Host, Grace: req.Grace})
 	if err != nil && !errors.Is(err, ErrNotRunning) {
-		return err
+		return nil, err
 	}
-	return nil
+	return &a, nil
 }
 
 // NewRun is a launch id: sortable by time, unique by its random tail.
