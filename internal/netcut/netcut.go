@@ -4,29 +4,35 @@
 // that asks without them skips, saying how to enable it, or fails when
 // CI=true.
 //
-//	netcut.Silence(t, localPort) // until t ends
+//	netcut.Silence(t, clientPort, serverPort) // until t ends
 //
 // Internal: a test kit; only tests import it.
 package netcut
 
 import (
+	"crypto/rand"
+	"encoding/hex"
 	"fmt"
 	"os"
 	"os/exec"
 	"strings"
-	"sync/atomic"
 	"testing"
 )
 
 // Howto is the one line printed when a test cannot cut a connection.
 const Howto = "tests that cut a network connection skipped: they need root and nft (Debian: apt-get install nftables)"
 
-var seq atomic.Int64
+// expiry bounds a cut whose test never cleaned up (a -timeout, a SIGKILL):
+// the rules live in the host's firewall, not in the test binary, and would
+// otherwise go on dropping whatever connection next has those two ports.
+const expiry = "15m"
 
-// Silence drops every packet, both ways, of the TCP connection whose end on
-// this machine is port (its local port, whichever side dialled), from now
-// until t ends.
-func Silence(t testing.TB, port int) {
+// Silence drops every packet, both ways, of the TCP connection between
+// ports a and b (its two ends' ports, in either order: the client's and
+// the server's), from now until t ends. Matching both ports keeps the cut
+// to that connection: the host may have others on either port, another
+// test binary's among them.
+func Silence(t testing.TB, a, b int) {
 	t.Helper()
 	if err := available(); err != nil {
 		if os.Getenv("CI") == "true" {
@@ -34,14 +40,19 @@ func Silence(t testing.TB, port int) {
 		}
 		t.Skip(Howto + " (" + err.Error() + ")")
 	}
-	table := fmt.Sprintf("teamkit_netcut_%d_%d", os.Getpid(), seq.Add(1))
-	// Both hooks: a packet between two local ends passes output only, one
-	// from a remote peer input only.
+	// Tables are the host's, shared by every test binary running there
+	// (and by those of other pid namespaces): the name is random.
+	var r [8]byte
+	rand.Read(r[:])
+	table := "teamkit_netcut_" + hex.EncodeToString(r[:])
+	// Both hooks: a remote peer's packets meet input only; between two
+	// local ends output comes first.
 	rules := fmt.Sprintf(`table inet %[1]s {
-	chain out { type filter hook output priority 0; tcp sport %[2]d drop; tcp dport %[2]d drop; }
-	chain in { type filter hook input priority 0; tcp sport %[2]d drop; tcp dport %[2]d drop; }
+	set cut { type inet_service . inet_service; flags timeout; elements = { %[2]d . %[3]d timeout %[4]s, %[3]d . %[2]d timeout %[4]s }; }
+	chain out { type filter hook output priority 0; tcp sport . tcp dport @cut drop; }
+	chain in { type filter hook input priority 0; tcp sport . tcp dport @cut drop; }
 }
-`, table, port)
+`, table, a, b, expiry)
 	if err := nft(rules); err != nil {
 		t.Fatalf("netcut: %v", err)
 	}

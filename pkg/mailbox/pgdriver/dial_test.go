@@ -15,8 +15,7 @@ import (
 
 func TestMain(m *testing.M) { os.Exit(pgtest.Run(m)) }
 
-// open is the mailbox's connector on url, with one connection: the one a
-// test cuts.
+// open is the mailbox's connector on url, with one connection.
 func open(t *testing.T, url string) *sql.DB {
 	t.Helper()
 	db, err := pgdriver.Open(url)
@@ -28,15 +27,29 @@ func open(t *testing.T, url string) *sql.DB {
 	return db
 }
 
-// localPort is the port of db's connection on this machine, as the server
-// saw it.
-func localPort(t *testing.T, db *sql.DB) int {
+// conn is a connection of the mailbox's connector on url, held out of the
+// pool: the one a test cuts. A pooled one idle over a second is pinged
+// before its next statement (rebindConn.ResetSession), and the ping lost,
+// the statement would run on a fresh connection the cut does not reach.
+// (Not closed: Close waits for a statement the test left hung; db.Close
+// does not.)
+func conn(t *testing.T, url string) *sql.Conn {
 	t.Helper()
-	var port int
-	if err := db.QueryRow(`SELECT inet_client_port()`).Scan(&port); err != nil {
+	c, err := open(t, url).Conn(context.Background())
+	if err != nil {
 		t.Fatal(err)
 	}
-	return port
+	return c
+}
+
+// ports are c's two ends' ports, the client's and the server's, as the
+// server saw them: what netcut.Silence cuts.
+func ports(t *testing.T, c *sql.Conn) (client, server int) {
+	t.Helper()
+	if err := c.QueryRowContext(context.Background(), `SELECT inet_client_port(), inet_server_port()`).Scan(&client, &server); err != nil {
+		t.Fatal(err)
+	}
+	return client, server
 }
 
 // within runs f and fails the test if it has not returned by limit (f is
@@ -85,10 +98,11 @@ func TestServerLimits(t *testing.T) {
 // minutes. The user timeout ends it (2 s here), as a lost connection.
 func TestSilentWhileSending(t *testing.T) {
 	pgdriver.QuickSilence(t)
-	db := open(t, pgtest.URL(t))
-	netcut.Silence(t, localPort(t, db))
+	c := conn(t, pgtest.URL(t))
+	client, server := ports(t, c)
+	netcut.Silence(t, client, server)
 	err := within(t, time.Minute, func() error {
-		_, err := db.Exec(`SELECT 1`)
+		_, err := c.ExecContext(context.Background(), `SELECT 1`)
 		return err
 	})
 	if err == nil || !mailbox.Disconnected(err) {
@@ -98,22 +112,24 @@ func TestSilentWhileSending(t *testing.T) {
 
 // The network goes silent while the server works on a statement: nothing
 // of the client's is unacknowledged, so only keepalive notices, which Go
-// left at 15 s and nine probes, 2.5 minutes.
+// left at 15 s and nine probes, 2.5 minutes. (The statement outlasts the
+// test, so that its answer can never beat the cut however slow the
+// machine.)
 func TestSilentWhileWaiting(t *testing.T) {
 	pgdriver.QuickSilence(t)
 	url := pgtest.URL(t)
-	db := open(t, url)
-	port := localPort(t, db)
+	c := conn(t, url)
+	port, server := ports(t, c)
 	watch := open(t, url)
 	done := make(chan error, 1)
 	go func() {
-		_, err := db.Exec(`SELECT pg_sleep(1)`)
+		_, err := c.ExecContext(context.Background(), `SELECT pg_sleep(300)`)
 		done <- err
 	}()
 	// Cut once the server has the statement.
 	for deadline := time.Now().Add(time.Minute); ; {
 		var n int
-		if err := watch.QueryRow(`SELECT count(*) FROM pg_stat_activity WHERE client_port = $1 AND query = 'SELECT pg_sleep(1)' AND state = 'active'`, port).Scan(&n); err != nil {
+		if err := watch.QueryRow(`SELECT count(*) FROM pg_stat_activity WHERE client_port = $1 AND query = 'SELECT pg_sleep(300)' AND state = 'active'`, port).Scan(&n); err != nil {
 			t.Fatal(err)
 		}
 		if n == 1 {
@@ -124,7 +140,7 @@ func TestSilentWhileWaiting(t *testing.T) {
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
-	netcut.Silence(t, port)
+	netcut.Silence(t, port, server)
 	err := within(t, time.Minute, func() error { return <-done })
 	if err == nil || !mailbox.Disconnected(err) {
 		t.Fatalf("err = %v; want a lost connection", err)
@@ -139,11 +155,12 @@ func TestSilentWhileWaiting(t *testing.T) {
 func TestSilentClientFreesItsLock(t *testing.T) {
 	pgdriver.QuickSilence(t)
 	url := pgtest.URL(t)
-	holder := open(t, url)
-	if _, err := holder.Exec(`SELECT pg_advisory_lock(4242)`); err != nil {
+	holder := conn(t, url)
+	if _, err := holder.ExecContext(context.Background(), `SELECT pg_advisory_lock(4242)`); err != nil {
 		t.Fatal(err)
 	}
-	netcut.Silence(t, localPort(t, holder))
+	client, server := ports(t, holder)
+	netcut.Silence(t, client, server)
 	other := open(t, url)
 	err := within(t, 2*time.Minute, func() error {
 		for {
