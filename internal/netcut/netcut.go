@@ -15,8 +15,10 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 )
 
 // Howto is the one line printed when a test cannot cut a connection.
@@ -31,7 +33,10 @@ const expiry = "15m"
 // ports a and b (its two ends' ports, in either order: the client's and
 // the server's), from now until t ends. Matching both ports keeps the cut
 // to that connection: the host may have others on either port, another
-// test binary's among them.
+// test binary's among them. It cuts once nothing of the connection is in
+// flight (atRest): an acknowledgement held back a few milliseconds (a
+// delayed ACK) and then dropped would leave the other end retransmitting,
+// a cut other than the one the test meant.
 func Silence(t testing.TB, a, b int) {
 	t.Helper()
 	if err := available(); err != nil {
@@ -53,6 +58,9 @@ func Silence(t testing.TB, a, b int) {
 	chain in { type filter hook input priority 0; tcp sport . tcp dport @cut drop; }
 }
 `, table, a, b, expiry)
+	if err := atRest(a, b); err != nil {
+		t.Fatalf("netcut: %v", err)
+	}
 	if err := nft(rules); err != nil {
 		t.Fatalf("netcut: %v", err)
 	}
@@ -61,6 +69,58 @@ func Silence(t testing.TB, a, b int) {
 			t.Errorf("netcut: %v", err)
 		}
 	})
+}
+
+// atRest waits, a minute at most, until no end of the connection between
+// ports a and b on this machine has data unacknowledged (tx_queue in
+// /proc/net/tcp and tcp6).
+func atRest(a, b int) error {
+	for deadline := time.Now().Add(time.Minute); ; {
+		busy, err := inFlight(a, b)
+		if err != nil || !busy {
+			return err
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("the connection between ports %d and %d still had data in flight after a minute", a, b)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// inFlight reports whether an end of the connection between ports a and b
+// has data unacknowledged.
+func inFlight(a, b int) (bool, error) {
+	for _, f := range []string{"/proc/net/tcp", "/proc/net/tcp6"} {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			return false, err
+		}
+		for _, line := range strings.Split(string(data), "\n")[1:] {
+			// sl local_address rem_address st tx_queue:rx_queue …
+			fields := strings.Fields(line)
+			if len(fields) < 5 {
+				continue
+			}
+			local, remote := port(fields[1]), port(fields[2])
+			if (local != a || remote != b) && (local != b || remote != a) {
+				continue
+			}
+			if tx, _, _ := strings.Cut(fields[4], ":"); strings.Trim(tx, "0") != "" {
+				return true, nil
+			}
+		}
+	}
+	return false, nil
+}
+
+// port is the port of an address of /proc/net/tcp (hex ADDR:PORT).
+func port(addr string) int {
+	_, hex, _ := strings.Cut(addr, ":")
+	p, err := strconv.ParseInt(hex, 16, 32)
+	if err != nil {
+		return -1
+	}
+	return int(p)
 }
 
 func available() error {

@@ -208,7 +208,7 @@ func (pgBackend) setVersion(ctx context.Context, tx *sql.Tx, v int) error {
 // lock is a session advisory lock on a connection taken out of the pool
 // for as long as the lock is held. The server releases it when the session
 // ends: the holder exits or dies, or its host drops off the network (once
-// the server gives up on the silent connection: about half a minute, with
+// the server gives up on the silent connection: about a minute, with
 // the limits package pgdriver asks it for).
 func (pgBackend) lock(r *dbRef, team, key string) (*Lock, error) {
 	d := (*DB)(r)
