@@ -24,16 +24,24 @@ type Queued struct {
 // waiting on a.Host under a cap of maxRunning, as ReplaceLaunch does: only
 // while the agent's record names prev (nil: none), else ErrRelaunched and
 // nothing is written. Its place in the queue is the database's clock now.
+// It clears the agent's ready mark (ClearReady) with the record.
 func (d *DB) Enqueue(ctx context.Context, a Agent, maxRunning int, prev *Agent) error {
 	a.State = StateQueued
 	// One transaction: a queue row whose launch is not queued is ignored
 	// and swept, but one written for a launch that lost its record to
 	// another would have replaced that one's row, and a queued launch
-	// without its row waits for good.
+	// without its row waits for good. The ready mark goes in it too: only
+	// once the record is this launch's (a refused one must not take the
+	// mark of the launch that was recorded meanwhile, whose spawn waits
+	// for it), and before any admitter can see the launch and start it
+	// (its agent's mark must not be taken either).
 	return d.txn(ctx, "queue agent", false, func(tx *sql.Tx) error {
 		guard, args := replaceGuard(prev)
 		res, err := d.recordLaunch(ctx, tx, a, guard, args...)
 		if err := oneRow(res, err, ErrRelaunched); err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, `DELETE FROM ready WHERE team = ? AND name = ?`, a.Team, a.Name); err != nil {
 			return err
 		}
 		_, err = tx.ExecContext(ctx,

@@ -132,13 +132,28 @@ func TestReplaceLaunchOnlyWhatWasFound(t *testing.T) {
 		if err := db.Enqueue(ctx, launch("r6"), 1, &current); err != nil {
 			t.Fatal(err)
 		}
+		// r6's agent marks ready: a refused launch leaves the mark, which
+		// r6's spawn waits for; a launch recorded clears it.
+		if err := db.MarkReady(ctx, "t", "w1", "r6"); err != nil {
+			t.Fatal(err)
+		}
 		if err := db.Enqueue(ctx, launch("r5"), 1, &found); !errors.Is(err, mailbox.ErrRelaunched) {
 			t.Fatalf("queue over r6: %v; want ErrRelaunched", err)
 		}
 		runIs("r6")
+		if m, ok, err := db.Ready(ctx, "t", "w1"); err != nil || !ok || m.Run != "r6" {
+			t.Fatalf("after a refused queue, mark = %+v, %v (%v); want r6's", m, ok, err)
+		}
 		q, err := db.Queue(ctx, "h1")
 		if err != nil || len(q) != 1 || q[0].Run != "r6" {
 			t.Fatalf("queue = %+v (%v); want r6's row alone", q, err)
+		}
+		queued := launch("r6")
+		if err := db.Enqueue(ctx, launch("r7"), 1, &queued); err != nil {
+			t.Fatal(err)
+		}
+		if m, ok, err := db.Ready(ctx, "t", "w1"); err != nil || ok {
+			t.Fatalf("after r7 queued, mark = %+v, %v (%v); want none", m, ok, err)
 		}
 	})
 }

@@ -102,9 +102,9 @@ func startQueued(ctx context.Context, db *mailbox.DB, q mailbox.Queued, host, se
 // it still waits.
 func (j *job) queue(ctx context.Context, db *mailbox.DB) (a mailbox.Agent, queued bool, err error) {
 	req := j.req
-	if err := db.ClearReady(ctx, req.Team, req.Name); err != nil {
-		return a, false, err
-	}
+	// Enqueue clears the ready mark with the record, in one transaction:
+	// not before (a launch recorded meanwhile keeps its mark), nor after
+	// (an admitter may start the run, and its agent mark, at once).
 	if err := db.Enqueue(ctx, j.agent(), req.MaxRunning, j.prev); err != nil {
 		return a, false, j.relaunched(ctx, db, err)
 	}

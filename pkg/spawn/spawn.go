@@ -527,8 +527,15 @@ func (j *job) relaunched(ctx context.Context, db *mailbox.DB, err error) error {
 		return err
 	}
 	run := "unknown"
-	if a, aerr := db.Agent(ctx, j.req.Team, j.req.Name); aerr == nil {
+	a, aerr := db.Agent(ctx, j.req.Team, j.req.Name)
+	if aerr == nil {
 		run = a.Run
+	}
+	if aerr != nil || (j.worktree != "" && a.Worktree == j.worktree && a.Host == j.req.Host) {
+		// The other launch, on this host, names the agent's worktree (its
+		// spawn found the one this spawn made), or may: its agent works
+		// there, and Spawn must not undo it.
+		j.madeTree, j.madeBranch = false, false
 	}
 	return fmt.Errorf("%s/%s: %w (run %s) by another spawn, so this one launched nothing: its lock on the agent was lost "+
 		"(on PostgreSQL the server lets a lock go with its connection: a restart, a network gone silent)",
