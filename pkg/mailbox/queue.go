@@ -41,7 +41,7 @@ func (d *DB) Enqueue(ctx context.Context, a Agent, maxRunning int, prev *Agent) 
 		if err := oneRow(res, err, ErrRelaunched); err != nil {
 			return err
 		}
-		if _, err := tx.ExecContext(ctx, `DELETE FROM ready WHERE team = ? AND name = ?`, a.Team, a.Name); err != nil {
+		if err := clearReady(ctx, tx, a.Team, a.Name); err != nil {
 			return err
 		}
 		_, err = tx.ExecContext(ctx,

@@ -52,8 +52,12 @@ func (d *DB) MarkReady(ctx context.Context, team, name, run string) error {
 
 // ClearReady removes the agent's mark, whatever run made it.
 func (d *DB) ClearReady(ctx context.Context, team, name string) error {
-	_, err := d.db.ExecContext(ctx, `DELETE FROM ready WHERE team = ? AND name = ?`, team, name)
-	return d.fail("clear ready mark", err)
+	return d.fail("clear ready mark", clearReady(ctx, d.db, team, name))
+}
+
+func clearReady(ctx context.Context, db execer, team, name string) error {
+	_, err := db.ExecContext(ctx, `DELETE FROM ready WHERE team = ? AND name = ?`, team, name)
+	return err
 }
 
 // Ready returns the agent's mark; ok is false when there is none.
