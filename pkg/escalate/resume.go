@@ -754,7 +754,9 @@ func (p *pass) respawn(a mailbox.Ask, in mailbox.ResumeIntent) error {
 	if err == nil {
 		err = fmt.Errorf("run %s ended (%s) before its agent started; see %s", run, res.Status, res.Log)
 	}
-	if errors.Is(err, ErrAgentBusy) {
+	if errors.Is(err, ErrAgentBusy) || errors.Is(err, ErrSuperseded) {
+		// Running, or launched by another spawn meanwhile (which it may
+		// still be starting): the answer waits for that run to end.
 		return p.respawnDeferred(now, err)
 	}
 	return p.respawnFailed(now, fmt.Errorf("re-spawn %s/%s: %w", a.Team, a.Agent, err))

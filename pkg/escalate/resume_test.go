@@ -522,26 +522,33 @@ func TestRespawnFailure(t *testing.T) {
 	fencedOnce(t, f.spawns[0].Task+f.spawns[1].Task, "Helvetica.")
 }
 
-// A re-spawn of an agent that is still running waits for a later pass; the
-// pass has not failed (a cron job must not alarm over it).
+// A re-spawn of an agent that is still running, or that another spawn
+// launched while this one stopped its run (spawn's record refused), waits
+// for a later pass; the pass has not failed (a cron job must not alarm
+// over it).
 func TestRespawnDeferredWhileAgentRuns(t *testing.T) {
-	f := newFixture(t)
-	ctx := context.Background()
-	gh := f.ask("w1", issue, mailbox.KindQuestion, "Which colour?")
-	f.comment("carol", "MEMBER", "Blue.")
-	f.spawnErr = fmt.Errorf("%w: agent is already running: t/w1", ErrAgentBusy)
-	if err := f.resumer(f.db, "").Pass(ctx); err != nil {
-		t.Fatalf("a busy agent failed the pass: %v", err)
-	}
-	if got := f.state(gh.ID); got.State != mailbox.AskAnswered || got.LaunchRun != "" || got.ResumedRun != "" || f.intents() != 0 {
-		t.Errorf("ask %+v, %d intents; want the answer pending, no intent", got, f.intents())
-	}
-	if !strings.Contains(f.stderr.String(), "a later pass re-spawns t/w1 with the answer once it has exited") {
-		t.Errorf("stderr:\n%s", f.stderr.String())
-	}
-	f.spawnErr = nil
-	if err := f.resumer(f.db, "").Pass(ctx); err != nil || f.spawnCount() != 1 {
-		t.Fatalf("retry: %v, %d spawns", err, f.spawnCount())
+	for _, spawnErr := range []error{
+		fmt.Errorf("%w: agent is already running: t/w1", ErrAgentBusy),
+		fmt.Errorf("%w: t/w1: the agent was launched again meanwhile (run r9) by another spawn", ErrSuperseded),
+	} {
+		f := newFixture(t)
+		ctx := context.Background()
+		gh := f.ask("w1", issue, mailbox.KindQuestion, "Which colour?")
+		f.comment("carol", "MEMBER", "Blue.")
+		f.spawnErr = spawnErr
+		if err := f.resumer(f.db, "").Pass(ctx); err != nil {
+			t.Fatalf("%v: failed the pass: %v", spawnErr, err)
+		}
+		if got := f.state(gh.ID); got.State != mailbox.AskAnswered || got.LaunchRun != "" || got.ResumedRun != "" || f.intents() != 0 {
+			t.Errorf("%v: ask %+v, %d intents; want the answer pending, no intent", spawnErr, got, f.intents())
+		}
+		if !strings.Contains(f.stderr.String(), "a later pass re-spawns t/w1 with the answer once it has exited") {
+			t.Errorf("%v: stderr:\n%s", spawnErr, f.stderr.String())
+		}
+		f.spawnErr = nil
+		if err := f.resumer(f.db, "").Pass(ctx); err != nil || f.spawnCount() != 1 {
+			t.Fatalf("%v: retry: %v, %d spawns", spawnErr, err, f.spawnCount())
+		}
 	}
 }
 
