@@ -109,6 +109,7 @@ func (j *job) queue(ctx context.Context, db *mailbox.DB) (a mailbox.Agent, queue
 		return a, false, j.relaunched(ctx, db, err)
 	}
 	j.recorded = true
+	j.dropStaleSpecs()
 	// The queue holds the run's files now: whoever admits it starts it
 	// from them, whatever becomes of this spawn.
 	j.launched = true

@@ -425,15 +425,6 @@ func (j *job) writeRun() error {
 	if err := launch.Private(runDir); err != nil {
 		return fmt.Errorf("make run directory private: %w", err)
 	}
-	// A spec is the spawner's whole environment, secrets included: one
-	// left by an earlier spawn of this agent that was killed before its
-	// supervisor could read it would stay for good. Under the agent's lock,
-	// with its earlier run stopped, none is still waiting to be read.
-	if old, err := filepath.Glob(filepath.Join(runDir, "*.spec.json")); err == nil {
-		for _, f := range old {
-			os.Remove(f)
-		}
-	}
 	base := filepath.Join(runDir, j.run)
 	j.promptFile, j.logFile, j.specFile = base+".briefing.md", base+".log", base+".spec.json"
 
@@ -512,10 +503,30 @@ func (j *job) record(ctx context.Context, db *mailbox.DB) error {
 		return j.relaunched(ctx, db, err)
 	}
 	j.recorded = true
+	j.dropStaleSpecs()
 	if err := db.ClearReady(ctx, req.Team, req.Name); err != nil {
 		return err
 	}
 	return db.SetBudget(ctx, req.Team, req.Name, j.run, j.budget)
+}
+
+// dropStaleSpecs removes the specs earlier spawns of the agent left in its
+// run directory, this launch's aside. A spec is the spawner's whole
+// environment, secrets included: one left by a spawn killed before its
+// supervisor could read it would stay for good. Only once this launch's
+// record is in, with the earlier run stopped, is none still waiting to be
+// read: a spawn refused its record (relaunched) must leave the spec of the
+// launch recorded meanwhile to that launch's supervisor.
+func (j *job) dropStaleSpecs() {
+	old, err := filepath.Glob(filepath.Join(filepath.Dir(j.specFile), "*.spec.json"))
+	if err != nil {
+		return
+	}
+	for _, f := range old {
+		if f != j.specFile {
+			os.Remove(f)
+		}
+	}
 }
 
 // relaunched turns a record refused because another spawn recorded its
