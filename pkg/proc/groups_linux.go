@@ -34,7 +34,7 @@ func (gs Groups) Members() [][]int {
 			continue
 		}
 		s, err := ReadStat(pid)
-		if err != nil || s.State == 'Z' || s.State == 'X' {
+		if err != nil || leaving(statInfo(s)) {
 			continue
 		}
 		hit := map[int]bool{}

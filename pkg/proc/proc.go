@@ -43,6 +43,9 @@ type info struct {
 	Session int  // 0 where the OS has no sessions
 	PPID    int  // the parent's pid, 0 where it is not read
 	Ended   bool // exited, not yet reaped (a zombie)
+	// Exiting is set while the process is on its way out, before it is a
+	// zombie (Linux only): its environment may already read as empty.
+	Exiting bool
 }
 
 var bootOnce struct {

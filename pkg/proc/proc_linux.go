@@ -27,8 +27,13 @@ func readBootID() (string, error) {
 type Stat struct {
 	PID, PPID, Pgrp, Session int
 	State                    byte // R, S, D, Z (zombie: exited, not yet reaped), …
+	Flags                    uint64
 	Start                    uint64
 }
+
+// pfExiting is the kernel's PF_EXITING in Stat.Flags: set as the process
+// begins to exit, before it lets go of its memory.
+const pfExiting = 0x4
 
 // ReadStat parses /proc/<pid>/stat. The command name (field 2) is in
 // parentheses and may itself hold spaces and parentheses, so the fields are
@@ -58,11 +63,12 @@ func ReadStat(pid int) (Stat, error) {
 		return Stat{}, fmt.Errorf("/proc/%d/stat: malformed", pid)
 	}
 	s := Stat{PID: pid, State: f[0][0]}
-	var errs [4]error
+	var errs [5]error
 	s.PPID, errs[0] = strconv.Atoi(f[1])
 	s.Pgrp, errs[1] = strconv.Atoi(f[2])
 	s.Session, errs[2] = strconv.Atoi(f[3])
-	s.Start, errs[3] = strconv.ParseUint(f[19], 10, 64)
+	s.Flags, errs[3] = strconv.ParseUint(f[6], 10, 64)
+	s.Start, errs[4] = strconv.ParseUint(f[19], 10, 64)
 	if err := errors.Join(errs[:]...); err != nil {
 		return Stat{}, fmt.Errorf("/proc/%d/stat: %w", pid, err)
 	}
@@ -102,7 +108,11 @@ func readInfo(pid int) (info, error) {
 	if err != nil {
 		return info{}, err
 	}
-	return info{Start: s.Start, Session: s.Session, PPID: s.PPID, Ended: s.State == 'Z' || s.State == 'X'}, nil
+	return statInfo(s), nil
+}
+
+func statInfo(s Stat) info {
+	return info{Start: s.Start, Session: s.Session, PPID: s.PPID, Ended: s.State == 'Z' || s.State == 'X', Exiting: s.Flags&pfExiting != 0}
 }
 
 func listPIDs() []int {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -147,5 +148,69 @@ func TestReadProcLineLongerThanItsBuffer(t *testing.T) {
 	}
 	if _, err := readProcLine("/proc/self/no-such-file", make([]byte, 16)); !errors.Is(err, fs.ErrNotExist) {
 		t.Fatalf("readProcLine of a missing file = %v, want fs.ErrNotExist", err)
+	}
+}
+
+// A process on its way out is no member of its run: nothing of it is left
+// to stop, and its environment may already read as empty, which would make
+// another run's process pass for this run's (a nested run's supervisor,
+// killed a moment before, was swept as the lead run's own). Caught in its
+// exit (some 5 ms: dd lets go of its 64 MB block), a child
+// carrying the run's own marker, a member while it ran, is none.
+func TestExitingProcessIsNoMember(t *testing.T) {
+	marker := "TEAMKIT_RUN=exit-test"
+	g := Group{Marker: marker, Parent: os.Getpid()}
+	var caughtOne, caughtAll bool
+	for try := 0; try < 100 && !(caughtOne && caughtAll); try++ {
+		cmd := exec.Command("dd", "if=/dev/zero", "bs=64M", "count=1", "status=none")
+		cmd.Env = append(os.Environ(), marker)
+		out, err := cmd.StdoutPipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		pid := cmd.Process.Pid
+		// dd has its block once it writes; it then waits on the full pipe.
+		if _, err := out.Read(make([]byte, 1)); err != nil {
+			t.Fatalf("dd wrote nothing: %v", err)
+		}
+		if !g.member(pid) {
+			t.Fatalf("the running dd (%d) is no member", pid)
+		}
+		cmd.Process.Signal(syscall.SIGKILL)
+		for {
+			in, err := readInfo(pid)
+			if err != nil || in.Ended {
+				break // missed: the next try
+			}
+			if !in.Exiting {
+				continue
+			}
+			// Judged only if still exiting after the look: member on
+			// odd tries, Members (a look at every process) on even ones.
+			var found bool
+			if try%2 == 1 {
+				found = g.member(pid)
+			} else {
+				found = slices.Contains(g.Members(), pid)
+			}
+			if after, err := readInfo(pid); err == nil && after.Exiting && !after.Ended {
+				if try%2 == 1 {
+					caughtOne = true
+				} else {
+					caughtAll = true
+				}
+				if found {
+					t.Errorf("dd (%d), exiting, is a member (try %d: by member, on odd tries, else Members)", pid, try)
+				}
+			}
+			break
+		}
+		cmd.Wait()
+	}
+	if !(caughtOne && caughtAll) {
+		t.Fatal("no dd was caught in its exit in 100 tries")
 	}
 }

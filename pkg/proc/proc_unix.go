@@ -20,7 +20,7 @@ func (g Group) member(pid int) bool {
 		return false
 	}
 	in, err := readInfo(pid)
-	if err != nil || in.Ended {
+	if err != nil || leaving(in) {
 		return false
 	}
 	if g.adopting() {
@@ -31,10 +31,34 @@ func (g Group) member(pid int) bool {
 	}
 	// An adopted orphan that carries another run's marker is that run's
 	// (an agent's spawn started it, then exited: its supervisor), not ours.
-	if g.Parent > 0 && in.PPID == g.Parent && (g.Marker == "" || !hasOtherValue(pid, g.Marker)) {
+	if g.Parent > 0 && in.PPID == g.Parent && !foreign(pid, g.Marker) {
 		return true
 	}
 	return g.Marker != "" && hasEnv(pid, g.Marker)
+}
+
+// leaving reports whether a process is on its way out (exiting, or a
+// zombie): no member of any run. Nothing of it is left to stop, and its
+// environment may already read as empty (the kernel lets go of its memory
+// while its stat still says it runs), which would make another run's
+// process pass for one that scrubbed its environment: a nested run's
+// supervisor, killed a moment before, was swept as the lead run's own.
+func leaving(in info) bool { return in.Ended || in.Exiting }
+
+// foreign reports whether pid, a descendant or an adopted orphan of the
+// run's supervisor, is not the run's by its environment: started with the
+// marker's variable set to another run's value (a nested run and all below
+// it), or read as it left (see leaving: the stat read after the
+// environment tells).
+func foreign(pid int, marker string) bool {
+	if marker == "" {
+		return false
+	}
+	if hasOtherValue(pid, marker) {
+		return true
+	}
+	in, err := readInfo(pid)
+	return err != nil || leaving(in)
 }
 
 // adopting reports whether the group is that of this process's own run,
@@ -62,12 +86,12 @@ func (g Group) descends(pid int, in info) bool {
 		chain = append(chain, pid)
 		pid = in.PPID
 		var err error
-		if in, err = readInfo(pid); err != nil || in.Ended {
+		if in, err = readInfo(pid); err != nil || leaving(in) {
 			return false
 		}
 	}
 	chain = append(chain, pid)
-	return g.Marker == "" || !slices.ContainsFunc(chain, func(p int) bool { return hasOtherValue(p, g.Marker) })
+	return !slices.ContainsFunc(chain, func(p int) bool { return foreign(p, g.Marker) })
 }
 
 // Members lists the live processes of the group.
@@ -90,7 +114,7 @@ func (g Group) descendants() []int {
 	pids := listPIDs()
 	parent := make(map[int]int, len(pids))
 	for _, pid := range pids {
-		if in, err := readInfo(pid); err == nil && !in.Ended {
+		if in, err := readInfo(pid); err == nil && !leaving(in) {
 			parent[pid] = in.PPID
 		}
 	}
@@ -101,7 +125,7 @@ func (g Group) descendants() []int {
 			return v
 		}
 		pp, ok := parent[pid]
-		v := ok && depth < 1000 && mine(pp, depth+1) && (g.Marker == "" || !hasOtherValue(pid, g.Marker))
+		v := ok && depth < 1000 && mine(pp, depth+1) && !foreign(pid, g.Marker)
 		ours[pid] = v
 		return v
 	}
