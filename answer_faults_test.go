@@ -4,6 +4,7 @@ package teamkit_test
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"database/sql"
 	"errors"
@@ -69,6 +70,9 @@ const faultAgents = 16
 //	toomany  the team's role may open no more connections (SQLSTATE 53300)
 //	locked   another connection holds the SQLite write lock
 //	slow     this supervisor stalls for twice spawn's grace (a loaded machine)
+//	lostack  the PostgreSQL proxy lets this supervisor's start record commit,
+//	         then cuts it off before the server's answer and refuses every
+//	         connection for lostAckFor (see pgProxy)
 //
 // Nothing in the shipped binary reads the variable.
 func supervisorFault(dir string) func(string) {
@@ -96,6 +100,8 @@ func supervisorFault(dir string) func(string) {
 			tellProxy(dir, "down")
 		case "stall":
 			tellProxy(dir, "stall")
+		case "lostack":
+			tellProxy(dir, "lostack")
 		case "toomany":
 			db, err := sql.Open("pgx", os.Getenv("TEAMKIT_TEST_PGADMIN"))
 			if err == nil {
@@ -145,17 +151,32 @@ func waitDelivered(path, run string) {
 // pgProxy forwards TCP connections to the PostgreSQL server. down closes
 // its listener, so a new connection is refused (ECONNREFUSED) while those
 // open carry on; up listens again on the same port. After stall, the next
-// connection is accepted and held, never answered, for stallFor.
+// connection is accepted and held, never answered, for stallFor. After
+// lostack, the next connection to send a supervisor's start record
+// (mailbox.DB.StartRun) has its commit go through and the server's answer
+// to it dropped: the connection is closed and the proxy is down for
+// lostAckFor, then up again.
 type pgProxy struct {
 	upstream, addr string
 	mu             sync.Mutex
 	ln             net.Listener
-	stall          bool
+	stall, lostAck bool
 }
 
 // stallFor is how long a stalled connection is held: past the connect
 // timeout the stall test gives its commands (connect_timeout=1).
 const stallFor = 3 * time.Second
+
+// lostAckFor is how long the proxy is down once it dropped a commit's
+// answer: past the seconds a run's end is retried for (launch.EndPatience).
+const lostAckFor = 2 * launch.EndPatience
+
+// What the proxy looks for in a client's messages: the start record's
+// statement (its SQL text, in a Parse message) and the commit after it.
+var (
+	startRecordSQL = []byte("UPDATE asks SET resumed_run = $1")
+	commitSQL      = []byte("commit\x00")
+)
 
 func startProxy(t *testing.T, upstream, ctlPath string) *pgProxy {
 	p := &pgProxy{upstream: upstream, addr: "127.0.0.1:0"}
@@ -180,6 +201,10 @@ func startProxy(t *testing.T, upstream, ctlPath string) *pgProxy {
 			case "stall\n":
 				p.mu.Lock()
 				p.stall = true
+				p.mu.Unlock()
+			case "lostack\n":
+				p.mu.Lock()
+				p.lostAck = true
 				p.mu.Unlock()
 			}
 			io.WriteString(c, "ok\n")
@@ -240,8 +265,50 @@ func (p *pgProxy) pipe(c net.Conn) {
 		return
 	}
 	defer u.Close()
-	go func() { io.Copy(u, c); u.(*net.TCPConn).CloseWrite() }()
-	io.Copy(c, u)
+	var cut atomic.Bool // the server's next answer is dropped
+	go func() {
+		buf := make([]byte, 32<<10)
+		marked := false
+		for {
+			n, err := c.Read(buf)
+			if n > 0 {
+				// A message sent in one write arrives in one read here
+				// (loopback), which is all the look needs.
+				if chunk := buf[:n]; !marked && bytes.Contains(chunk, startRecordSQL) {
+					p.mu.Lock()
+					marked, p.lostAck = p.lostAck, false
+					p.mu.Unlock()
+				} else if marked && bytes.Contains(chunk, commitSQL) {
+					cut.Store(true)
+				}
+				if _, err := u.Write(buf[:n]); err != nil {
+					return
+				}
+			}
+			if err != nil {
+				u.(*net.TCPConn).CloseWrite()
+				return
+			}
+		}
+	}()
+	buf := make([]byte, 32<<10)
+	for {
+		n, err := u.Read(buf)
+		if cut.Load() {
+			// The commit was answered: its answer never arrives.
+			p.down()
+			time.AfterFunc(lostAckFor, func() { p.up() })
+			return
+		}
+		if n > 0 {
+			if _, err := c.Write(buf[:n]); err != nil {
+				return
+			}
+		}
+		if err != nil {
+			return
+		}
+	}
 }
 
 // A supervisor whose first connection goes unanswered past the connect
@@ -276,6 +343,43 @@ func TestSupervisorWaitsOutASlowConnect(t *testing.T) {
 	a, err := b.db.Agent(context.Background(), "f", "s1")
 	if err != nil || a.State == mailbox.StateFailed {
 		t.Fatalf("agent f/s1 = %+v, %v", a, err)
+	}
+}
+
+// A supervisor whose start record commits but whose acknowledgement is
+// lost with the server gone for longer than a run's end is retried (it
+// cannot know the answer went with a run that never starts) gives the
+// answer back once the server is there again: the next pass delivers it.
+// The supervisor used to give up after a few seconds, and the answer
+// counted as delivered by a run that never started.
+func TestStartAcknowledgementLost(t *testing.T) {
+	t.Parallel()
+	b := newFaultBench(t, "postgres")
+	agents := []string{"k1"}
+	asks := b.awaiting(agents)
+	expected := map[string]int64{"ANSWER-lost-ack": asks["k1"]}
+	if _, err := b.cmd("ask", "answer", fmt.Sprint(asks["k1"]), "ANSWER-lost-ack"); err != nil {
+		t.Fatalf("ask answer: %v", err)
+	}
+	if err := os.WriteFile(filepath.Join(b.dir, "k1"), []byte(launch.StepBeforeStart+" lostack"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	b.cmd("resume", "f")
+	if _, err := os.Stat(filepath.Join(b.dir, "k1")); !os.IsNotExist(err) {
+		t.Fatalf("the fault was never injected (its fault file: %v)", err)
+	}
+	b.settle(context.Background(), asks)
+	if lost, doubled := b.verify(agents, expected); lost+doubled > 0 {
+		t.Fatalf("the answer was lost (%d) or delivered twice (%d)", lost, doubled)
+	}
+	logs, _ := filepath.Glob(filepath.Join(b.work, "state", "teamkit", "runs", "*", "f", "k1", "*.log"))
+	var gaveBack bool
+	for _, l := range logs {
+		data, _ := os.ReadFile(l)
+		gaveBack = gaveBack || bytes.Contains(data, []byte("was not delivered by run"))
+	}
+	if !gaveBack {
+		t.Fatalf("no supervisor's log says it gave the answer back: %v", logs)
 	}
 }
 
@@ -490,7 +594,7 @@ var killSteps = [][2]string{
 // dbFaults are the faults of the database a supervisor meets.
 func (b *faultBench) dbFaults() [][2]string {
 	if b.backend == "postgres" {
-		return [][2]string{{spawn.StepBeforeOpen, "refused"}, {spawn.StepBeforeOpen, "toomany"}}
+		return [][2]string{{spawn.StepBeforeOpen, "refused"}, {spawn.StepBeforeOpen, "toomany"}, {launch.StepBeforeStart, "lostack"}}
 	}
 	return [][2]string{{launch.StepBeforeStart, "locked"}}
 }
@@ -722,7 +826,7 @@ func (b *faultBench) verify(agents []string, expected map[string]int64) (lost, d
 		}
 	}
 	data, err := os.ReadFile(b.deliveries)
-	if err != nil {
+	if err != nil && !errors.Is(err, os.ErrNotExist) { // none: no run received any
 		b.t.Fatal(err)
 	}
 	runs := map[string][]string{}

@@ -312,9 +312,11 @@ func Supervise(ctx context.Context, spec Spec, db *mailbox.DB, stdout, stderr io
 	if err := startRun(ctx, db, spec, self); err != nil {
 		guard.release()
 		note(spec, "agent %s/%s run %s not started: %v", spec.Team, spec.Name, spec.Run, err)
-		if spec.Ask > 0 && !errors.Is(err, mailbox.ErrWithdrawn) && !errors.Is(err, mailbox.ErrSuperseded) {
-			// The commit may have landed with its acknowledgement lost.
-			Retry(EndPatience, func(ctx context.Context) error { return db.UnstartRun(ctx, spec.Ask, spec.Run) })
+		if !errors.Is(err, mailbox.ErrWithdrawn) && !errors.Is(err, mailbox.ErrSuperseded) {
+			// The commit may have landed with its acknowledgement lost,
+			// the answer then counted as delivered by a run that never
+			// starts: it is given back through the outage that lost it.
+			unstart(db, spec)
 		}
 		recordEnd(db, spec, nil)
 		return 1, fmt.Errorf("agent not started: %w", err)
