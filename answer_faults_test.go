@@ -755,14 +755,23 @@ func (b *faultBench) awaiting(agents []string) map[string]int64 {
 			}
 		}
 		var wg sync.WaitGroup
+		var mu sync.Mutex
+		failed := map[string]string{}
 		for _, name := range prime {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				b.cmd("spawn", "answerer", name, "--team", "f", "--timeout", "60s")
+				if stderr, err := b.cmd("spawn", "answerer", name, "--team", "f", "--timeout", "60s"); err != nil {
+					mu.Lock()
+					failed[name] = fmt.Sprintf("%v: %s", err, stderr)
+					mu.Unlock()
+				}
 			}()
 		}
 		wg.Wait()
+		if len(failed) > 0 && time.Now().After(deadline) {
+			b.t.Fatalf("agents never asked their question; their last spawns: %v", failed)
+		}
 		if len(out) < len(agents) {
 			time.Sleep(pollEvery)
 		}
