@@ -15,6 +15,13 @@
 #    getting its own reply;
 # 4. make sure nothing the team was sent sits unread.
 #
+# A dispatch that fails after step 1 leaves its task queued (it printed the
+# id): run again, it would queue the task a second time. To have the agent
+# read the task already queued, spawn it alone (spawn TYPE AGENT --team TEAM;
+# exit 2 with status=exited is an agent that was quicker than spawn's watch,
+# as in step 2), then wait for the reply: inbox TEAM DISPATCHER --reply-to ID
+# --wait 10m.
+#
 # Environment: TEAMKIT_DB (the mailbox), DISPATCHER (our inbox name, default
 # "dispatch"), REPLY_WAIT (default 600s), STALE_MIN (default 10).
 # Exit: 0 reply received; 2 the agent never became ready, or no reply came
