@@ -351,36 +351,82 @@ func TestSupervisorWaitsOutASlowConnect(t *testing.T) {
 // cannot know the answer went with a run that never starts) gives the
 // answer back once the server is there again: the next pass delivers it.
 // The supervisor used to give up after a few seconds, and the answer
-// counted as delivered by a run that never started.
+// counted as delivered by a run that never started. Killed while it waits
+// the outage out, its guard gives the answer back instead (the guard was
+// let go before the give-back).
 func TestStartAcknowledgementLost(t *testing.T) {
 	t.Parallel()
-	b := newFaultBench(t, "postgres")
-	agents := []string{"k1"}
-	asks := b.awaiting(agents)
-	expected := map[string]int64{"ANSWER-lost-ack": asks["k1"]}
-	if _, err := b.cmd("ask", "answer", fmt.Sprint(asks["k1"]), "ANSWER-lost-ack"); err != nil {
-		t.Fatalf("ask answer: %v", err)
+	for _, killed := range []bool{false, true} {
+		t.Run(map[bool]string{false: "given-back", true: "supervisor-killed"}[killed], func(t *testing.T) {
+			t.Parallel()
+			b := newFaultBench(t, "postgres")
+			agents := []string{"k1"}
+			asks := b.awaiting(agents)
+			expected := map[string]int64{"ANSWER-lost-ack": asks["k1"]}
+			if _, err := b.cmd("ask", "answer", fmt.Sprint(asks["k1"]), "ANSWER-lost-ack"); err != nil {
+				t.Fatalf("ask answer: %v", err)
+			}
+			if err := os.WriteFile(filepath.Join(b.dir, "k1"), []byte(launch.StepBeforeStart+" lostack"), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			pass := make(chan struct{})
+			go func() { b.cmd("resume", "f"); close(pass) }()
+			if killed {
+				b.killGivingBack("k1")
+			}
+			<-pass
+			if _, err := os.Stat(filepath.Join(b.dir, "k1")); !os.IsNotExist(err) {
+				t.Fatalf("the fault was never injected (its fault file: %v)", err)
+			}
+			// Until it is given back, the answer counts as delivered: the
+			// passes would find nothing to do.
+			for deadline := time.Now().Add(waitLimit); !b.logSays("k1", "was not delivered by run"); time.Sleep(pollEvery) {
+				if time.Now().After(deadline) {
+					t.Fatal("no log of f/k1 says the answer was given back")
+				}
+			}
+			if killed && !b.logSays("k1", "died; stopping the run's processes") {
+				t.Fatal("no log of f/k1 says its guard took over")
+			}
+			b.settle(context.Background(), asks)
+			if lost, doubled := b.verify(agents, expected); lost+doubled > 0 {
+				t.Fatalf("the answer was lost (%d) or delivered twice (%d)", lost, doubled)
+			}
+		})
 	}
-	if err := os.WriteFile(filepath.Join(b.dir, "k1"), []byte(launch.StepBeforeStart+" lostack"), 0o600); err != nil {
-		t.Fatal(err)
+}
+
+// killGivingBack SIGKILLs the supervisor of agent name's run once its log
+// says the run was not started: while it gives the answer back, the
+// proxy's outage (lostAckFor) under way.
+func (b *faultBench) killGivingBack(name string) {
+	ctx := context.Background()
+	for deadline := time.Now().Add(waitLimit); !b.logSays(name, "not started"); time.Sleep(pollEvery) {
+		if time.Now().After(deadline) {
+			b.t.Fatalf("no log of f/%s says its run was not started", name)
+		}
 	}
-	b.cmd("resume", "f")
-	if _, err := os.Stat(filepath.Join(b.dir, "k1")); !os.IsNotExist(err) {
-		t.Fatalf("the fault was never injected (its fault file: %v)", err)
+	a, err := b.db.Agent(ctx, "f", name)
+	if err != nil {
+		b.t.Fatal(err)
 	}
-	b.settle(context.Background(), asks)
-	if lost, doubled := b.verify(agents, expected); lost+doubled > 0 {
-		t.Fatalf("the answer was lost (%d) or delivered twice (%d)", lost, doubled)
+	if a.State != mailbox.StateRunning {
+		b.t.Fatalf("f/%s's run is %s, not running (its supervisor gave the answer back already?)", name, a.State)
 	}
-	logs, _ := filepath.Glob(filepath.Join(b.work, "state", "teamkit", "runs", "*", "f", "k1", "*.log"))
-	var gaveBack bool
+	if err := roster.Identity(a).Signal(syscall.SIGKILL); err != nil {
+		b.t.Fatalf("SIGKILL to f/%s's supervisor (%+v): %v", name, a, err)
+	}
+}
+
+// logSays reports whether a run log of agent name holds text.
+func (b *faultBench) logSays(name, text string) bool {
+	logs, _ := filepath.Glob(filepath.Join(b.work, "state", "teamkit", "runs", "*", "f", name, "*.log"))
 	for _, l := range logs {
-		data, _ := os.ReadFile(l)
-		gaveBack = gaveBack || bytes.Contains(data, []byte("was not delivered by run"))
+		if data, err := os.ReadFile(l); err == nil && bytes.Contains(data, []byte(text)) {
+			return true
+		}
 	}
-	if !gaveBack {
-		t.Fatalf("no supervisor's log says it gave the answer back: %v", logs)
-	}
+	return false
 }
 
 // faultBench is one backend's team under faults.

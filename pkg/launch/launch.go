@@ -310,15 +310,16 @@ func Supervise(ctx context.Context, spec Spec, db *mailbox.DB, stdout, stderr io
 	// whose launch resume withdrew, starts nothing and the answer stays
 	// pending), and no run is ever up unrecorded.
 	if err := startRun(ctx, db, spec, self); err != nil {
-		guard.release()
 		note(spec, "agent %s/%s run %s not started: %v", spec.Team, spec.Name, spec.Run, err)
 		if !errors.Is(err, mailbox.ErrWithdrawn) && !errors.Is(err, mailbox.ErrSuperseded) {
 			// The commit may have landed with its acknowledgement lost,
 			// the answer then counted as delivered by a run that never
-			// starts: it is given back through the outage that lost it.
+			// starts: it is given back through the outage that lost it,
+			// by the guard should this supervisor be killed meanwhile.
 			unstart(db, spec)
 		}
 		recordEnd(db, spec, nil)
+		guard.release()
 		return 1, fmt.Errorf("agent not started: %w", err)
 	}
 	spec.step(StepAfterRecord)
