@@ -352,8 +352,8 @@ func TestSupervisorWaitsOutASlowConnect(t *testing.T) {
 // answer back once the server is there again: the next pass delivers it.
 // The supervisor used to give up after a few seconds, and the answer
 // counted as delivered by a run that never started. Killed while it waits
-// the outage out, its guard gives the answer back instead (the guard was
-// let go before the give-back).
+// the outage out, its guard gives the answer back instead (it used to let
+// the guard go before the give-back).
 func TestStartAcknowledgementLost(t *testing.T) {
 	t.Parallel()
 	for _, killed := range []bool{false, true} {
@@ -378,14 +378,8 @@ func TestStartAcknowledgementLost(t *testing.T) {
 			if _, err := os.Stat(filepath.Join(b.dir, "k1")); !os.IsNotExist(err) {
 				t.Fatalf("the fault was never injected (its fault file: %v)", err)
 			}
-			// Until it is given back, the answer counts as delivered: the
-			// passes would find nothing to do.
-			for deadline := time.Now().Add(waitLimit); !b.logSays("k1", "was not delivered by run"); time.Sleep(pollEvery) {
-				if time.Now().After(deadline) {
-					t.Fatal("no log of f/k1 says the answer was given back")
-				}
-			}
-			if killed && !b.logSays("k1", "died; stopping the run's processes") {
+			b.waitGivenBack(0)
+			if killed && b.logsSaying("k1", "died; stopping the run's processes") == 0 {
 				t.Fatal("no log of f/k1 says its guard took over")
 			}
 			b.settle(context.Background(), asks)
@@ -401,7 +395,7 @@ func TestStartAcknowledgementLost(t *testing.T) {
 // proxy's outage (lostAckFor) under way.
 func (b *faultBench) killGivingBack(name string) {
 	ctx := context.Background()
-	for deadline := time.Now().Add(waitLimit); !b.logSays(name, "not started"); time.Sleep(pollEvery) {
+	for deadline := time.Now().Add(waitLimit); b.logsSaying(name, "not started") == 0; time.Sleep(pollEvery) {
 		if time.Now().After(deadline) {
 			b.t.Fatalf("no log of f/%s says its run was not started", name)
 		}
@@ -418,15 +412,33 @@ func (b *faultBench) killGivingBack(name string) {
 	}
 }
 
-// logSays reports whether a run log of agent name holds text.
-func (b *faultBench) logSays(name, text string) bool {
-	logs, _ := filepath.Glob(filepath.Join(b.work, "state", "teamkit", "runs", "*", "f", name, "*.log"))
-	for _, l := range logs {
-		if data, err := os.ReadFile(l); err == nil && bytes.Contains(data, []byte(text)) {
-			return true
+// giveBackNote is what a run's log says once its supervisor or guard gave
+// back the answer the run never delivered (launch's unstart).
+const giveBackNote = "was not delivered by run"
+
+// waitGivenBack waits until more run logs than before say an answer was
+// given back. Until then that answer counts as delivered, by a run whose
+// supervisor is riding out a lost acknowledgement's outage: passes would
+// find nothing to do, and the count would find it lost.
+func (b *faultBench) waitGivenBack(before int) {
+	for deadline := time.Now().Add(waitLimit); b.logsSaying("*", giveBackNote) <= before; time.Sleep(pollEvery) {
+		if time.Now().After(deadline) {
+			b.t.Fatal("no run's log says the answer whose acknowledgement was lost was given back")
 		}
 	}
-	return false
+}
+
+// logsSaying counts the run logs of agent name (a glob: "*" for all) that
+// hold text.
+func (b *faultBench) logsSaying(name, text string) int {
+	logs, _ := filepath.Glob(filepath.Join(b.work, "state", "teamkit", "runs", "*", "f", name, "*.log"))
+	n := 0
+	for _, l := range logs {
+		if data, err := os.ReadFile(l); err == nil && bytes.Contains(data, []byte(text)) {
+			n++
+		}
+	}
+	return n
 }
 
 // faultBench is one backend's team under faults.
@@ -675,6 +687,7 @@ func (b *faultBench) run(want int) {
 		// whole pass: the database refusing connections or locked, a
 		// statement failing, or the pass itself killed.
 		armed := map[string]string{}
+		givenBack := b.logsSaying("*", giveBackNote)
 		arm := func(name string, sf [2]string) {
 			armed[name] = sf[1] + "@" + sf[0]
 			if err := os.WriteFile(filepath.Join(b.dir, name), []byte(sf[0]+" "+sf[1]), 0o600); err != nil {
@@ -703,10 +716,12 @@ func (b *faultBench) run(want int) {
 		stderr, _ := b.cmdEnv(extra, "resume", "f", "--parallel", fmt.Sprint(faultAgents))
 
 		// Disarm, and count what fired.
+		lostAck := false
 		for name, f := range armed {
 			if err := os.Remove(filepath.Join(b.dir, name)); errors.Is(err, os.ErrNotExist) {
 				b.injected[f]++
 				total++
+				lostAck = lostAck || strings.HasPrefix(f, "lostack@")
 			}
 		}
 		if crash != "" && strings.Contains(stderr, "TEAMKIT_TEST_CRASH="+crash) {
@@ -725,6 +740,9 @@ func (b *faultBench) run(want int) {
 				t.Fatal(err)
 			}
 			b.sql(`ALTER ROLE ` + b.role + ` CONNECTION LIMIT -1`)
+		}
+		if lostAck {
+			b.waitGivenBack(givenBack)
 		}
 
 		faulted := time.Now()
