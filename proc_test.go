@@ -89,7 +89,9 @@ func freeze(ts *testscript.TestScript, neg bool, args []string) {
 
 // waitGone runs "waitgone FILE…": wait until the process whose pid is the
 // first word of each FILE has ended (a zombie has ended: this machine's init
-// may never reap orphans). "! waitgone FILE" checks it still runs, and
+// may never reap orphans), and kill it if it never does, so that a failure
+// leaves nothing behind. "waitgone -now FILE…" does not wait: each process
+// must have ended already. "! waitgone FILE" checks it still runs, and
 // "waitgone -not FILE" waits until FILE exists.
 func waitGone(ts *testscript.TestScript, neg bool, args []string) {
 	if len(args) == 2 && args[0] == "-not" {
@@ -104,13 +106,17 @@ func waitGone(ts *testscript.TestScript, neg bool, args []string) {
 			time.Sleep(pollEvery)
 		}
 	}
+	limit := waitLimit
+	if len(args) > 0 && args[0] == "-now" && !neg {
+		limit, args = 0, args[1:]
+	}
 	if len(args) == 0 {
-		ts.Fatalf("usage: waitgone FILE…")
+		ts.Fatalf("usage: waitgone [-now] FILE…")
 	}
 	for _, f := range args {
 		pid, err := strconv.Atoi(strings.Fields(ts.ReadFile(f) + " x")[0])
 		ts.Check(err)
-		deadline := time.Now().Add(waitLimit)
+		deadline := time.Now().Add(limit)
 		for {
 			running := processRuns(pid)
 			if neg && !running {
@@ -119,8 +125,9 @@ func waitGone(ts *testscript.TestScript, neg bool, args []string) {
 			if neg || !running {
 				break
 			}
-			if time.Now().After(deadline) {
-				ts.Fatalf("process %d (from %s) still runs", pid, f)
+			if !time.Now().Before(deadline) {
+				syscall.Kill(pid, syscall.SIGKILL)
+				ts.Fatalf("process %d (from %s) still runs (killed now)", pid, f)
 			}
 			time.Sleep(pollEvery)
 		}
@@ -158,7 +165,13 @@ func processRuns(pid int) bool {
 	}
 	s := string(b)
 	f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
-	return len(f) > 0 && f[0] != "Z" && f[0] != "X"
+	if len(f) < 7 || f[0] == "Z" || f[0] == "X" {
+		return false
+	}
+	// A process killed a moment ago may still be on its way out
+	// (PF_EXITING in its flags): it has ended all the same.
+	flags, err := strconv.ParseUint(f[6], 10, 64)
+	return err == nil && flags&0x4 == 0
 }
 
 // pidNS is a pid namespace held by one script: its init (this test binary
