@@ -157,8 +157,8 @@ func TestGeneratedDocs(t *testing.T) {
 func TestHelpExamples(t *testing.T) {
 	for name, app := range commands {
 		helps := [][]string{{"--help"}}
-		for _, verb := range command.Verbs(app) {
-			helps = append(helps, []string{verb, "--help"})
+		for _, verb := range command.ForDocs(app).VisibleCommands() {
+			helps = append(helps, []string{verb.Name, "--help"})
 		}
 		for _, args := range helps {
 			r := (&commandtest.Harness{T: t, App: app, Name: name}).Run(args...)

@@ -93,14 +93,3 @@ func flagWords(flags []cli.Flag) []string {
 	}
 	return out
 }
-
-// Verbs are the visible verbs of app (completion included).
-func Verbs(app App) []string {
-	a := prepare(app, &Env{Stdin: strings.NewReader(""), Stdout: io.Discard, Stderr: io.Discard,
-		Getenv: func(string) string { return "" }, Environ: func() []string { return nil }})
-	var out []string
-	for _, c := range a.VisibleCommands() {
-		out = append(out, c.Name)
-	}
-	return out
-}

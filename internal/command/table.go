@@ -30,15 +30,8 @@ type Table struct {
 	show  func(string) string
 }
 
-// NewTable starts a table under header, written to w when flushed.
-func NewTable(w io.Writer, header ...string) *Table {
-	t := &Table{w: w}
-	t.Row(header...)
-	return t
-}
-
-// Table is NewTable for a command's output: every cell is shown as Show
-// shows text, escaped on a terminal. Names too: teamkit checks the names it
+// Table starts a table under header, written to w when flushed: every
+// cell is shown as Show shows text, escaped on a terminal. Names too: teamkit checks the names it
 // writes, but whoever can write the mailbox (an agent, another host of a
 // shared one) can store any text as a team, agent or path.
 func (e *Env) Table(w io.Writer, header ...string) *Table {
@@ -61,10 +54,7 @@ func (t *Table) Grow(n int) {
 // Row adds a row of cells (copied: the caller may reuse its slice).
 func (t *Table) Row(cells ...string) {
 	for i, c := range cells {
-		if t.show != nil {
-			c = t.show(c)
-		}
-		c = Cell(c)
+		c = Cell(t.show(c))
 		t.cells = append(t.cells, c)
 		if i == len(cells)-1 {
 			break
