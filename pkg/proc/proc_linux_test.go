@@ -1,11 +1,11 @@
 package proc
 
 import (
+	"bufio"
 	"bytes"
 	"errors"
 	"fmt"
 	"io/fs"
-
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -212,5 +212,76 @@ func TestExitingProcessIsNoMember(t *testing.T) {
 	}
 	if !(caughtOne && caughtAll) {
 		t.Fatal("no dd was caught in its exit in 100 tries")
+	}
+}
+
+// A live process whose parent is on its way out is still its run's: the
+// kernel hands it to the supervisor only late in the parent's exit, and
+// until then it names the exiting parent as its own. Were the parent to
+// cut its chain, a stop that looked then would find nothing left to stop
+// (a child ignoring SIGTERM would outlive its run). Caught while its dd
+// parent exits, a sleep is a member, by member and by Members.
+func TestChildOfExitingProcessIsMember(t *testing.T) {
+	marker := "TEAMKIT_RUN=exit-parent-test"
+	g := Group{Marker: marker, Parent: os.Getpid()}
+	var caughtOne, caughtAll bool
+	for try := 0; try < 100 && !(caughtOne && caughtAll); try++ {
+		cmd := exec.Command("sh", "-c", `sleep 600 & echo $!; exec dd if=/dev/zero bs=64M count=1 status=none`)
+		cmd.Env = append(os.Environ(), marker)
+		out, err := cmd.StdoutPipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		dd := cmd.Process.Pid
+		r := bufio.NewReader(out)
+		line, err := r.ReadString('\n')
+		child, _ := strconv.Atoi(strings.TrimSpace(line))
+		if err != nil || child <= 0 {
+			t.Fatalf("no pid of the sleep: %q, %v", line, err)
+		}
+		// dd has its block once it writes; it then waits on the full pipe.
+		if _, err := r.ReadByte(); err != nil {
+			t.Fatalf("dd wrote nothing: %v", err)
+		}
+		if !g.member(child) {
+			t.Fatalf("the sleep (%d), its parent running, is no member", child)
+		}
+		cmd.Process.Signal(syscall.SIGKILL)
+		for {
+			in, err := readInfo(dd)
+			if err != nil || in.Ended {
+				break // missed: the next try
+			}
+			if !in.Exiting {
+				continue
+			}
+			var found bool
+			if try%2 == 1 {
+				found = g.member(child)
+			} else {
+				found = slices.Contains(g.Members(), child)
+			}
+			// Judged only if the sleep still named the exiting dd as its
+			// parent after the look.
+			if after, err := readInfo(child); err == nil && after.PPID == dd {
+				if try%2 == 1 {
+					caughtOne = true
+				} else {
+					caughtAll = true
+				}
+				if !found {
+					t.Errorf("the sleep (%d), its parent dd (%d) exiting, is no member (try %d: by member, on odd tries, else Members)", child, dd, try)
+				}
+			}
+			break
+		}
+		syscall.Kill(child, syscall.SIGKILL)
+		cmd.Wait()
+	}
+	if !(caughtOne && caughtAll) {
+		t.Fatal("no dd was caught in its exit with its child still its own in 100 tries")
 	}
 }

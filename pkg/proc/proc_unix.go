@@ -5,7 +5,6 @@ package proc
 import (
 	"os"
 	"os/exec"
-	"slices"
 	"syscall"
 	"time"
 
@@ -43,6 +42,10 @@ func (g Group) member(pid int) bool {
 // while its stat still says it runs), which would make another run's
 // process pass for one that scrubbed its environment: a nested run's
 // supervisor, killed a moment before, was swept as the lead run's own.
+//
+// It still counts as the parent it is, though: until the kernel hands its
+// children to the supervisor, late in its exit, they name it as their
+// parent, and they are no less the run's (see descends).
 func leaving(in info) bool { return in.Ended || in.Exiting }
 
 // foreign reports whether pid, a descendant or an adopted orphan of the
@@ -51,14 +54,22 @@ func leaving(in info) bool { return in.Ended || in.Exiting }
 // it), or read as it left (see leaving: the stat read after the
 // environment tells).
 func foreign(pid int, marker string) bool {
-	if marker == "" {
-		return false
-	}
-	if hasOtherValue(pid, marker) {
-		return true
-	}
+	return marker != "" && (hasOtherValue(pid, marker) || leftSince(pid))
+}
+
+// leftSince reports whether pid reads as leaving, or gone, now.
+func leftSince(pid int) bool {
 	in, err := readInfo(pid)
 	return err != nil || leaving(in)
+}
+
+// passes reports whether pid, a process between a candidate and the run's
+// supervisor, lets the candidate be the run's: it carries no other run's
+// marker. One on its way out passes unasked (its environment may read as
+// empty either way): a nested run's processes below it carry that run's
+// marker themselves, and its guard an empty one.
+func passes(pid int, in info, marker string) bool {
+	return marker == "" || leaving(in) || !hasOtherValue(pid, marker)
 }
 
 // adopting reports whether the group is that of this process's own run,
@@ -75,23 +86,23 @@ func (g Group) adopting() bool { return adopts && g.Parent > 0 && g.Parent == os
 // run's marker: a nested run (an agent's own spawn, whose supervisor this
 // one adopted once that spawn exited) and all below it are that run's.
 func (g Group) descends(pid int, in info) bool {
-	var chain []int
-	for in.PPID != g.Parent {
+	if foreign(pid, g.Marker) {
+		return false
+	}
+	for n := 0; in.PPID != g.Parent; n++ {
 		// pid 1 and the kernel's threads (parent 0 or 2) end a chain that
 		// is not ours; so does a chain longer than any real one (a pid
 		// reused in a loop while it was walked).
-		if in.PPID <= 2 || len(chain) > 1000 {
+		if in.PPID <= 2 || n > 1000 {
 			return false
 		}
-		chain = append(chain, pid)
 		pid = in.PPID
 		var err error
-		if in, err = readInfo(pid); err != nil || leaving(in) {
+		if in, err = readInfo(pid); err != nil || !passes(pid, in, g.Marker) {
 			return false
 		}
 	}
-	chain = append(chain, pid)
-	return !slices.ContainsFunc(chain, func(p int) bool { return foreign(p, g.Marker) })
+	return true
 }
 
 // Members lists the live processes of the group.
@@ -113,9 +124,11 @@ func (g Group) Members() []int {
 func (g Group) descendants() []int {
 	pids := listPIDs()
 	parent := make(map[int]int, len(pids))
+	gone := map[int]bool{}
 	for _, pid := range pids {
-		if in, err := readInfo(pid); err == nil && !leaving(in) {
+		if in, err := readInfo(pid); err == nil {
 			parent[pid] = in.PPID
+			gone[pid] = leaving(in)
 		}
 	}
 	ours := map[int]bool{g.Parent: true}
@@ -125,13 +138,13 @@ func (g Group) descendants() []int {
 			return v
 		}
 		pp, ok := parent[pid]
-		v := ok && depth < 1000 && mine(pp, depth+1) && !foreign(pid, g.Marker)
+		v := ok && depth < 1000 && mine(pp, depth+1) && passes(pid, info{Exiting: gone[pid]}, g.Marker)
 		ours[pid] = v
 		return v
 	}
 	var out []int
 	for _, pid := range pids {
-		if pid != g.Parent && mine(pid, 0) && !g.excluded(pid) {
+		if pid != g.Parent && !gone[pid] && mine(pid, 0) && !g.excluded(pid) && (g.Marker == "" || !leftSince(pid)) {
 			out = append(out, pid)
 		}
 	}
