@@ -356,8 +356,11 @@ func TestSupervisorWaitsOutASlowConnect(t *testing.T) {
 // the guard go before the give-back).
 func TestStartAcknowledgementLost(t *testing.T) {
 	t.Parallel()
-	for _, killed := range []bool{false, true} {
-		t.Run(map[bool]string{false: "given-back", true: "supervisor-killed"}[killed], func(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		sig  syscall.Signal // sent to the supervisor as it gives the answer back; 0: none
+	}{{"given-back", 0}, {"supervisor-killed", syscall.SIGKILL}, {"supervisor-stopped", syscall.SIGTERM}} {
+		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
 			b := newFaultBench(t, "postgres")
 			agents := []string{"k1"}
@@ -371,15 +374,15 @@ func TestStartAcknowledgementLost(t *testing.T) {
 			}
 			pass := make(chan struct{})
 			go func() { b.cmd("resume", "f"); close(pass) }()
-			if killed {
-				b.killGivingBack("k1")
+			if c.sig != 0 {
+				b.signalGivingBack("k1", c.sig)
 			}
 			<-pass
 			if _, err := os.Stat(filepath.Join(b.dir, "k1")); !os.IsNotExist(err) {
 				t.Fatalf("the fault was never injected (its fault file: %v)", err)
 			}
 			b.waitGivenBack(0)
-			if killed && b.logsSaying("k1", "died; stopping the run's processes") == 0 {
+			if c.sig != 0 && b.logsSaying("k1", "died; stopping the run's processes") == 0 {
 				t.Fatal("no log of f/k1 says its guard took over")
 			}
 			b.settle(context.Background(), asks)
@@ -390,10 +393,12 @@ func TestStartAcknowledgementLost(t *testing.T) {
 	}
 }
 
-// killGivingBack SIGKILLs the supervisor of agent name's run once its log
-// says the run was not started: while it gives the answer back, the
-// proxy's outage (lostAckFor) under way.
-func (b *faultBench) killGivingBack(name string) {
+// signalGivingBack sends sig to the supervisor of agent name's run once its
+// log says the run was not started: while it gives the answer back, the
+// proxy's outage (lostAckFor) under way. Killed (SIGKILL) or stopped
+// (SIGTERM: it must not hold out the outage), it leaves the give-back to
+// its guard.
+func (b *faultBench) signalGivingBack(name string, sig syscall.Signal) {
 	ctx := context.Background()
 	for deadline := time.Now().Add(waitLimit); b.logsSaying(name, "not started") == 0; time.Sleep(pollEvery) {
 		if time.Now().After(deadline) {
@@ -407,8 +412,8 @@ func (b *faultBench) killGivingBack(name string) {
 	if a.State != mailbox.StateRunning {
 		b.t.Fatalf("f/%s's run is %s, not running (its supervisor gave the answer back already?)", name, a.State)
 	}
-	if err := roster.Identity(a).Signal(syscall.SIGKILL); err != nil {
-		b.t.Fatalf("SIGKILL to f/%s's supervisor (%+v): %v", name, a, err)
+	if err := roster.Identity(a).Signal(sig); err != nil {
+		b.t.Fatalf("%v to f/%s's supervisor (%+v): %v", sig, name, a, err)
 	}
 }
 

@@ -316,7 +316,26 @@ func Supervise(ctx context.Context, spec Spec, db *mailbox.DB, stdout, stderr io
 			// the answer then counted as delivered by a run that never
 			// starts: it is given back through the outage that lost it,
 			// by the guard should this supervisor be killed meanwhile.
-			unstart(db, spec)
+			givenBack := make(chan struct{})
+			go func() { unstart(db, spec); close(givenBack) }()
+			// That may take the outage's length (up to an hour): told to
+			// stop meanwhile, the supervisor leaves the give-back to its
+			// guard, which takes it over as it would on a SIGKILL.
+			var stops <-chan os.Signal
+			if guard != nil {
+				stops = sigs
+			}
+			for waiting := true; waiting; {
+				select {
+				case <-givenBack:
+					waiting = false
+				case s := <-stops:
+					if stopSignal(s, spec) {
+						note(spec, "stopped (%v) while giving the answer back: its guard gives it back", s)
+						return 1, fmt.Errorf("agent not started: %w", err)
+					}
+				}
+			}
 		}
 		recordEnd(db, spec, nil)
 		guard.release()
@@ -378,7 +397,7 @@ func Supervise(ctx context.Context, spec Spec, db *mailbox.DB, stdout, stderr io
 	for waiting := true; waiting; {
 		select {
 		case s := <-sigs:
-			if s == syscall.SIGTERM || (s == syscall.SIGHUP && spec.Tmux) {
+			if stopSignal(s, spec) {
 				stop()
 			}
 		case <-tree.StopRequests():
@@ -630,6 +649,13 @@ func unstart(db *mailbox.DB, spec Spec) error {
 		note(spec, "the answer to ask %d was not delivered by run %s; resume delivers it again", spec.Ask, spec.Run)
 	}
 	return err
+}
+
+// stopSignal reports whether s, received by the supervisor, stops its run:
+// SIGTERM (spawn stop), or SIGHUP in tmux mode (the pane closed). SIGINT
+// is the agent's own to handle (a Ctrl-C in the foreground reaches both).
+func stopSignal(s os.Signal, spec Spec) bool {
+	return s == syscall.SIGTERM || (s == syscall.SIGHUP && spec.Tmux)
 }
 
 // Retry runs write, each time with a fresh context (the run's end matters
