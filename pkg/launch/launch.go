@@ -264,6 +264,12 @@ func LookPath(argv0 string, env []string) (string, error) {
 // The one exception is a tmux window closing: its hangup reaches only the
 // supervisor (the session leader), so in tmux a SIGHUP stops the run too,
 // as closing a console window does on Windows.
+//
+// Before the agent starts there is no agent to reach: a run not started
+// whose answer is being given back through an outage (up to an hour) ends
+// on any of the three, leaving the give-back to the guard, which takes it
+// over once this process exits. A caller that goes on living afterwards
+// holds the guard off until it does.
 func Supervise(ctx context.Context, spec Spec, db *mailbox.DB, stdout, stderr io.Writer, stdin io.Reader) (int, error) {
 	if spec.Grace <= 0 {
 		spec.Grace = DefaultGrace
@@ -311,7 +317,7 @@ func Supervise(ctx context.Context, spec Spec, db *mailbox.DB, stdout, stderr io
 	// pending), and no run is ever up unrecorded.
 	if err := startRun(ctx, db, spec, self); err != nil {
 		note(spec, "agent %s/%s run %s not started: %v", spec.Team, spec.Name, spec.Run, err)
-		if !errors.Is(err, mailbox.ErrWithdrawn) && !errors.Is(err, mailbox.ErrSuperseded) {
+		if spec.Ask != 0 && !errors.Is(err, mailbox.ErrWithdrawn) && !errors.Is(err, mailbox.ErrSuperseded) {
 			// The commit may have landed with its acknowledgement lost,
 			// the answer then counted as delivered by a run that never
 			// starts: it is given back through the outage that lost it,
@@ -319,22 +325,18 @@ func Supervise(ctx context.Context, spec Spec, db *mailbox.DB, stdout, stderr io
 			givenBack := make(chan struct{})
 			go func() { unstart(db, spec); close(givenBack) }()
 			// That may take the outage's length (up to an hour): told to
-			// stop meanwhile, the supervisor leaves the give-back to its
-			// guard, which takes it over as it would on a SIGKILL.
+			// stop meanwhile (with no agent, a Ctrl-C or a hangup is for
+			// the supervisor too), it leaves the give-back to its guard,
+			// which takes it over as it would on a SIGKILL.
 			var stops <-chan os.Signal
 			if guard != nil {
 				stops = sigs
 			}
-			for waiting := true; waiting; {
-				select {
-				case <-givenBack:
-					waiting = false
-				case s := <-stops:
-					if stopSignal(s, spec) {
-						note(spec, "stopped (%v) while giving the answer back: its guard gives it back", s)
-						return 1, fmt.Errorf("agent not started: %w", err)
-					}
-				}
+			select {
+			case <-givenBack:
+			case s := <-stops:
+				note(spec, "stopped (%v) while giving the answer back: its guard gives it back", s)
+				return 1, fmt.Errorf("agent not started: %w", err)
 			}
 		}
 		recordEnd(db, spec, nil)
