@@ -160,59 +160,23 @@ func TestReadProcLineLongerThanItsBuffer(t *testing.T) {
 func TestExitingProcessIsNoMember(t *testing.T) {
 	marker := "TEAMKIT_RUN=exit-test"
 	g := Group{Marker: marker, Parent: os.Getpid()}
-	var caughtOne, caughtAll bool
-	for try := 0; try < 100 && !(caughtOne && caughtAll); try++ {
-		cmd := exec.Command("dd", "if=/dev/zero", "bs=64M", "count=1", "status=none")
-		cmd.Env = append(os.Environ(), marker)
-		out, err := cmd.StdoutPipe()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
+	catchExits(t, g, false, func() (int, int, func() bool, func()) {
+		cmd, out := startWithMarker(t, marker, "dd", "if=/dev/zero", "bs=64M", "count=1", "status=none")
 		pid := cmd.Process.Pid
 		// dd has its block once it writes; it then waits on the full pipe.
-		if _, err := out.Read(make([]byte, 1)); err != nil {
+		if _, err := out.ReadByte(); err != nil {
 			t.Fatalf("dd wrote nothing: %v", err)
 		}
 		if !g.member(pid) {
 			t.Fatalf("the running dd (%d) is no member", pid)
 		}
-		cmd.Process.Signal(syscall.SIGKILL)
-		for {
-			in, err := readInfo(pid)
-			if err != nil || in.Ended {
-				break // missed: the next try
-			}
-			if !in.Exiting {
-				continue
-			}
-			// Judged only if still exiting after the look: member on
-			// odd tries, Members (a look at every process) on even ones.
-			var found bool
-			if try%2 == 1 {
-				found = g.member(pid)
-			} else {
-				found = slices.Contains(g.Members(), pid)
-			}
-			if after, err := readInfo(pid); err == nil && after.Exiting && !after.Ended {
-				if try%2 == 1 {
-					caughtOne = true
-				} else {
-					caughtAll = true
-				}
-				if found {
-					t.Errorf("dd (%d), exiting, is a member (try %d: by member, on odd tries, else Members)", pid, try)
-				}
-			}
-			break
+		// Judged only if still exiting after the look.
+		stillExiting := func() bool {
+			after, err := readInfo(pid)
+			return err == nil && after.Exiting && !after.Ended
 		}
-		cmd.Wait()
-	}
-	if !(caughtOne && caughtAll) {
-		t.Fatal("no dd was caught in its exit in 100 tries")
-	}
+		return pid, pid, stillExiting, func() { cmd.Wait() }
+	})
 }
 
 // A live process whose parent is on its way out is still its run's: the
@@ -224,32 +188,59 @@ func TestExitingProcessIsNoMember(t *testing.T) {
 func TestChildOfExitingProcessIsMember(t *testing.T) {
 	marker := "TEAMKIT_RUN=exit-parent-test"
 	g := Group{Marker: marker, Parent: os.Getpid()}
-	var caughtOne, caughtAll bool
-	for try := 0; try < 100 && !(caughtOne && caughtAll); try++ {
-		cmd := exec.Command("sh", "-c", `sleep 600 & echo $!; exec dd if=/dev/zero bs=64M count=1 status=none`)
-		cmd.Env = append(os.Environ(), marker)
-		out, err := cmd.StdoutPipe()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
+	catchExits(t, g, true, func() (int, int, func() bool, func()) {
+		cmd, r := startWithMarker(t, marker, "sh", "-c", `sleep 600 & echo $!; exec dd if=/dev/zero bs=64M count=1 status=none`)
 		dd := cmd.Process.Pid
-		r := bufio.NewReader(out)
 		line, err := r.ReadString('\n')
 		child, _ := strconv.Atoi(strings.TrimSpace(line))
 		if err != nil || child <= 0 {
 			t.Fatalf("no pid of the sleep: %q, %v", line, err)
 		}
-		// dd has its block once it writes; it then waits on the full pipe.
 		if _, err := r.ReadByte(); err != nil {
 			t.Fatalf("dd wrote nothing: %v", err)
 		}
 		if !g.member(child) {
 			t.Fatalf("the sleep (%d), its parent running, is no member", child)
 		}
-		cmd.Process.Signal(syscall.SIGKILL)
+		// Judged only if the sleep still named the exiting dd as its
+		// parent after the look.
+		stillChild := func() bool {
+			after, err := readInfo(child)
+			return err == nil && after.PPID == dd
+		}
+		return dd, child, stillChild, func() {
+			syscall.Kill(child, syscall.SIGKILL)
+			cmd.Wait()
+		}
+	})
+}
+
+// startWithMarker starts name with args, marker in its environment, and
+// returns it with its output.
+func startWithMarker(t *testing.T, marker, name string, args ...string) (*exec.Cmd, *bufio.Reader) {
+	cmd := exec.Command(name, args...)
+	cmd.Env = append(os.Environ(), marker)
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	return cmd, bufio.NewReader(out)
+}
+
+// catchExits catches a dd in its exit, up to 100 tries, until a look has
+// counted by member (on odd tries) and by Members (a look at every
+// process, on even ones). start begins a try: it returns dd's pid, the
+// process whose membership is looked at, whether the look counts (asked
+// after it: what it needs still held) and what ends the try. Each look
+// that counts must find that process a member exactly when want.
+func catchExits(t *testing.T, g Group, want bool, start func() (dd, pid int, counts func() bool, end func())) {
+	var caught [2]bool
+	for try := 0; try < 100 && !(caught[0] && caught[1]); try++ {
+		dd, pid, counts, end := start()
+		syscall.Kill(dd, syscall.SIGKILL)
 		for {
 			in, err := readInfo(dd)
 			if err != nil || in.Ended {
@@ -260,28 +251,21 @@ func TestChildOfExitingProcessIsMember(t *testing.T) {
 			}
 			var found bool
 			if try%2 == 1 {
-				found = g.member(child)
+				found = g.member(pid)
 			} else {
-				found = slices.Contains(g.Members(), child)
+				found = slices.Contains(g.Members(), pid)
 			}
-			// Judged only if the sleep still named the exiting dd as its
-			// parent after the look.
-			if after, err := readInfo(child); err == nil && after.PPID == dd {
-				if try%2 == 1 {
-					caughtOne = true
-				} else {
-					caughtAll = true
-				}
-				if !found {
-					t.Errorf("the sleep (%d), its parent dd (%d) exiting, is no member (try %d: by member, on odd tries, else Members)", child, dd, try)
+			if counts() {
+				caught[try%2] = true
+				if found != want {
+					t.Errorf("%d, with dd (%d) exiting: a member %v, want %v (try %d: by member on odd tries, else Members)", pid, dd, found, want, try)
 				}
 			}
 			break
 		}
-		syscall.Kill(child, syscall.SIGKILL)
-		cmd.Wait()
+		end()
 	}
-	if !(caughtOne && caughtAll) {
-		t.Fatal("no dd was caught in its exit with its child still its own in 100 tries")
+	if !(caught[0] && caught[1]) {
+		t.Fatal("no dd was caught in its exit in 100 tries")
 	}
 }
