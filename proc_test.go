@@ -22,6 +22,7 @@ import (
 	"github.com/rogpeppe/go-internal/testscript"
 
 	"github.com/teamkit/teamkit/pkg/mailbox"
+	"github.com/teamkit/teamkit/pkg/proc"
 )
 
 // recorded returns the agent's record and the pid of its run's guard, read
@@ -159,19 +160,10 @@ func legacyRecord(ts *testscript.TestScript, neg bool, args []string) {
 }
 
 func processRuns(pid int) bool {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return false
-	}
-	s := string(b)
-	f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
-	if len(f) < 7 || f[0] == "Z" || f[0] == "X" {
-		return false
-	}
-	// A process killed a moment ago may still be on its way out
-	// (PF_EXITING in its flags): it has ended all the same.
-	flags, err := strconv.ParseUint(f[6], 10, 64)
-	return err == nil && flags&0x4 == 0
+	// A process killed a moment ago may still be on its way out: it has
+	// ended all the same.
+	s, err := proc.ReadStat(pid)
+	return err == nil && !s.Leaving()
 }
 
 // pidNS is a pid namespace held by one script: its init (this test binary

@@ -31,9 +31,10 @@ type Table struct {
 }
 
 // Table starts a table under header, written to w when flushed: every
-// cell is shown as Show shows text, escaped on a terminal. Names too: teamkit checks the names it
-// writes, but whoever can write the mailbox (an agent, another host of a
-// shared one) can store any text as a team, agent or path.
+// cell is shown as Show shows text, escaped on a terminal. Names too:
+// teamkit checks the names it writes, but whoever can write the mailbox (an
+// agent, another host of a shared one) can store any text as a team, agent
+// or path.
 func (e *Env) Table(w io.Writer, header ...string) *Table {
 	t := &Table{w: w, show: e.Show}
 	t.Row(header...)

@@ -317,6 +317,7 @@ func Supervise(ctx context.Context, spec Spec, db *mailbox.DB, stdout, stderr io
 	// pending), and no run is ever up unrecorded.
 	if err := startRun(ctx, db, spec, self); err != nil {
 		note(spec, "agent %s/%s run %s not started: %v", spec.Team, spec.Name, spec.Run, err)
+		notStarted := fmt.Errorf("agent not started: %w", err)
 		if spec.Ask != 0 && !errors.Is(err, mailbox.ErrWithdrawn) && !errors.Is(err, mailbox.ErrSuperseded) {
 			// The commit may have landed with its acknowledgement lost,
 			// the answer then counted as delivered by a run that never
@@ -336,12 +337,12 @@ func Supervise(ctx context.Context, spec Spec, db *mailbox.DB, stdout, stderr io
 			case <-givenBack:
 			case s := <-stops:
 				note(spec, "stopped (%v) while giving the answer back: its guard gives it back", s)
-				return 1, fmt.Errorf("agent not started: %w", err)
+				return 1, notStarted
 			}
 		}
 		recordEnd(db, spec, nil)
 		guard.release()
-		return 1, fmt.Errorf("agent not started: %w", err)
+		return 1, notStarted
 	}
 	spec.step(StepAfterRecord)
 	rec := mailbox.RunRecord{Team: spec.Team, Name: spec.Name, Run: spec.Run, Type: spec.Type, StartedAt: time.Now(), Briefing: spec.Briefing}

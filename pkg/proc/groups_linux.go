@@ -34,7 +34,7 @@ func (gs Groups) Members() [][]int {
 			continue
 		}
 		s, err := ReadStat(pid)
-		if err != nil || leaving(statInfo(s)) {
+		if err != nil || s.Leaving() {
 			continue
 		}
 		hit := map[int]bool{}

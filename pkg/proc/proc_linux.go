@@ -111,6 +111,10 @@ func readInfo(pid int) (info, error) {
 	return statInfo(s), nil
 }
 
+// Leaving reports whether the process was on its way out when its stat
+// was read (see leaving): exiting, or a zombie.
+func (s Stat) Leaving() bool { return leaving(statInfo(s)) }
+
 func statInfo(s Stat) info {
 	return info{Start: s.Start, Session: s.Session, PPID: s.PPID, Ended: s.State == 'Z' || s.State == 'X', Exiting: s.Flags&pfExiting != 0}
 }

@@ -68,8 +68,8 @@ func leftSince(pid int) bool {
 // marker. One on its way out passes unasked (its environment may read as
 // empty either way): a nested run's processes below it carry that run's
 // marker themselves, and its guard an empty one.
-func passes(pid int, in info, marker string) bool {
-	return marker == "" || leaving(in) || !hasOtherValue(pid, marker)
+func passes(pid int, left bool, marker string) bool {
+	return marker == "" || left || !hasOtherValue(pid, marker)
 }
 
 // adopting reports whether the group is that of this process's own run,
@@ -98,7 +98,7 @@ func (g Group) descends(pid int, in info) bool {
 		}
 		pid = in.PPID
 		var err error
-		if in, err = readInfo(pid); err != nil || !passes(pid, in, g.Marker) {
+		if in, err = readInfo(pid); err != nil || !passes(pid, leaving(in), g.Marker) {
 			return false
 		}
 	}
@@ -138,7 +138,7 @@ func (g Group) descendants() []int {
 			return v
 		}
 		pp, ok := parent[pid]
-		v := ok && depth < 1000 && mine(pp, depth+1) && passes(pid, info{Exiting: gone[pid]}, g.Marker)
+		v := ok && depth < 1000 && mine(pp, depth+1) && passes(pid, gone[pid], g.Marker)
 		ours[pid] = v
 		return v
 	}
