@@ -42,7 +42,7 @@ func (gs Groups) Members() [][]int {
 			hit[i] = true
 		}
 		if len(byMarker) > 0 {
-			if env, err := os.ReadFile("/proc/" + n + "/environ"); err == nil {
+			if env, err := environ(pid); err == nil {
 				for _, kv := range bytes.Split(env, []byte{0}) {
 					for _, i := range byMarker[string(kv)] {
 						hit[i] = true

@@ -28,6 +28,7 @@ type Stat struct {
 	PID, PPID, Pgrp, Session int
 	State                    byte // R, S, D, Z (zombie: exited, not yet reaped), …
 	Flags                    uint64
+	Threads                  int
 	Start                    uint64
 }
 
@@ -39,14 +40,19 @@ const pfExiting = 0x4
 // parentheses and may itself hold spaces and parentheses, so the fields are
 // counted from the last ')'.
 func ReadStat(pid int) (Stat, error) {
+	return readStat("/proc/"+strconv.Itoa(pid)+"/stat", pid)
+}
+
+// readStat parses the stat file at path, pid's or one of its threads'.
+func readStat(path string, pid int) (Stat, error) {
 	var buf [1024]byte // a stat line is some 300 bytes
-	b, err := readProcLine("/proc/"+strconv.Itoa(pid)+"/stat", buf[:])
+	b, err := readProcLine(path, buf[:])
 	if err != nil {
 		return Stat{}, err
 	}
 	i := bytes.LastIndexByte(b, ')')
 	if i < 0 {
-		return Stat{}, fmt.Errorf("/proc/%d/stat: malformed", pid)
+		return Stat{}, fmt.Errorf("%s: malformed", path)
 	}
 	// f[0] is field 3 (state); starttime is field 22. One string for them
 	// all: spawn list reads the stat of every agent of a fleet.
@@ -60,19 +66,50 @@ func ReadStat(pid int) (Stat, error) {
 		n++
 	}
 	if n < len(f) || len(f[0]) != 1 {
-		return Stat{}, fmt.Errorf("/proc/%d/stat: malformed", pid)
+		return Stat{}, fmt.Errorf("%s: malformed", path)
 	}
 	s := Stat{PID: pid, State: f[0][0]}
-	var errs [5]error
+	var errs [6]error
 	s.PPID, errs[0] = strconv.Atoi(f[1])
 	s.Pgrp, errs[1] = strconv.Atoi(f[2])
 	s.Session, errs[2] = strconv.Atoi(f[3])
 	s.Flags, errs[3] = strconv.ParseUint(f[6], 10, 64)
-	s.Start, errs[4] = strconv.ParseUint(f[19], 10, 64)
+	s.Threads, errs[4] = strconv.Atoi(f[17])
+	s.Start, errs[5] = strconv.ParseUint(f[19], 10, 64)
 	if err := errors.Join(errs[:]...); err != nil {
-		return Stat{}, fmt.Errorf("/proc/%d/stat: %w", pid, err)
+		return Stat{}, fmt.Errorf("%s: %w", path, err)
 	}
 	return s, nil
+}
+
+// leaderGone reports whether the process's main thread has ended, or is
+// ending, while it has other threads (a C program's pthread_exit in main).
+// Its stat then reads as a zombie or as exiting, whether or not the rest of
+// it runs on, and its environ reads as empty (the ended thread let go of
+// the memory): see liveThread.
+func (s Stat) leaderGone() bool { return s.Threads > 1 && (s.State == 'Z' || s.Flags&pfExiting != 0) }
+
+// liveThread returns a thread of pid that is neither exiting nor ended, or
+// 0 when there is none: a process whose every thread is on its way out is
+// leaving (an exit_group in progress), one with a live thread runs.
+func liveThread(pid int) int {
+	dir := "/proc/" + strconv.Itoa(pid) + "/task/"
+	d, err := os.Open(dir)
+	if err != nil {
+		return 0
+	}
+	names, _ := d.Readdirnames(-1)
+	d.Close()
+	for _, n := range names {
+		tid, err := strconv.Atoi(n)
+		if err != nil || tid == pid {
+			continue
+		}
+		if t, err := readStat(dir+n+"/stat", tid); err == nil && t.State != 'Z' && t.State != 'X' && t.Flags&pfExiting == 0 {
+			return tid
+		}
+	}
+	return 0
 }
 
 // readProcLine reads the one-line /proc file path into buf with open, read
@@ -108,15 +145,22 @@ func readInfo(pid int) (info, error) {
 	if err != nil {
 		return info{}, err
 	}
-	return statInfo(s), nil
+	return s.info(), nil
 }
 
 // Leaving reports whether the process was on its way out when its stat
-// was read (see leaving): exiting, or a zombie.
-func (s Stat) Leaving() bool { return leaving(statInfo(s)) }
+// was read (see leaving): exiting, or a zombie, and no thread of it left
+// running.
+func (s Stat) Leaving() bool { return leaving(s.info()) }
 
-func statInfo(s Stat) info {
-	return info{Start: s.Start, Session: s.Session, PPID: s.PPID, Ended: s.State == 'Z' || s.State == 'X', Exiting: s.Flags&pfExiting != 0}
+// info is what s says, its threads asked when its main thread is gone.
+func (s Stat) info() info {
+	in := info{Start: s.Start, Session: s.Session, PPID: s.PPID}
+	if !s.leaderGone() || liveThread(s.PID) == 0 {
+		in.Ended = s.State == 'Z' || s.State == 'X'
+		in.Exiting = s.Flags&pfExiting != 0
+	}
+	return in
 }
 
 func listPIDs() []int {
@@ -135,9 +179,27 @@ func listPIDs() []int {
 	return out
 }
 
+// environ reads the environment pid was started with, through a live
+// thread of it when its main thread is gone (see leaderGone), whose own
+// environ reads as empty or fails (ESRCH). It is read again that way only
+// when pid's stat, one read, says so.
+func environ(pid int) ([]byte, error) {
+	p := "/proc/" + strconv.Itoa(pid)
+	env, err := os.ReadFile(p + "/environ")
+	if err == nil && len(env) > 0 {
+		return env, nil
+	}
+	if s, serr := ReadStat(pid); serr == nil && s.leaderGone() {
+		if tid := liveThread(pid); tid > 0 {
+			return os.ReadFile(p + "/task/" + strconv.Itoa(tid) + "/environ")
+		}
+	}
+	return env, err
+}
+
 // hasEnv reports whether pid was started with the environment entry kv.
 func hasEnv(pid int, kv string) bool {
-	env, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/environ")
+	env, err := environ(pid)
 	if err != nil {
 		return false
 	}
@@ -153,7 +215,7 @@ func hasEnv(pid int, kv string) bool {
 // ("NAME=value") set to another value.
 func hasOtherValue(pid int, kv string) bool {
 	name, _, _ := strings.Cut(kv, "=")
-	env, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/environ")
+	env, err := environ(pid)
 	if err != nil {
 		return false
 	}

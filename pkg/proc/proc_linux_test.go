@@ -9,15 +9,34 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
-func init() { roles["supervisor"] = supervisorChild }
+func init() {
+	roles["supervisor"] = supervisorChild
+	roles["leader-exit"] = leaderExitChild
+	if os.Getenv("TEAMKIT_PROC_CHILD") == "leader-exit" {
+		// Locked in an init, the main goroutine runs main on the main
+		// thread: the one leaderExitChild ends.
+		runtime.LockOSThread()
+	}
+}
+
+// leaderExitChild ends its main thread alone, as a C program's
+// pthread_exit in main does: exit, not exit_group. The process runs on in
+// its other threads (the Go runtime's) until it is killed.
+func leaderExitChild() int {
+	unix.RawSyscall(unix.SYS_EXIT, 0, 0, 0)
+	return 1 // not reached
+}
 
 // supervisorChild is a supervisor, as spawn's: it starts a run's tree whose
 // agent leaves a process that scrubbed the marker and left the session, and
@@ -213,6 +232,68 @@ func TestChildOfExitingProcessIsMember(t *testing.T) {
 			cmd.Wait()
 		}
 	})
+}
+
+// A process whose main thread has ended while its other threads run reads
+// as a zombie in its stat, and its environ as empty, yet it runs: it is
+// alive, a member of its run by its marker, and its run's stop ends it.
+func TestProcessWithoutItsMainThreadRuns(t *testing.T) {
+	marker := "TEAMKIT_RUN=leader-exit-test"
+	cmd := childCmd(t, "leader-exit")
+	cmd.Env = append(cmd.Env, marker)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	defer func() {
+		cmd.Process.Kill()
+		<-done
+	}()
+	pid := cmd.Process.Pid
+	id, err := Of(pid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(10 * time.Millisecond) {
+		s, err := ReadStat(pid)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s.State == 'Z' {
+			if s.Threads < 2 {
+				t.Fatalf("the child ended whole: %+v", s)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the child's main thread did not end: %+v", s)
+		}
+	}
+	if !id.Alive() {
+		t.Error("Alive = false for a process whose other threads run")
+	}
+	// By its marker alone (a sweep after its supervisor died), and as its
+	// supervisor's descendant.
+	for _, g := range []Group{{Marker: marker}, {Marker: marker, Parent: os.Getpid()}} {
+		if !g.member(pid) || !slices.Contains(g.Members(), pid) {
+			t.Errorf("%d is no member of its run %+v (member %v, Members %v)", pid, g, g.member(pid), g.Members())
+		}
+	}
+	g := Group{Marker: marker}
+	if s, _ := ReadStat(pid); s.Leaving() {
+		t.Error("Leaving = true for a process whose other threads run")
+	}
+	g.Stop(time.Second)
+	select {
+	case err := <-done:
+		if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); !ok || !ws.Signaled() || ws.Signal() != syscall.SIGTERM {
+			t.Errorf("the child ended with %v, want SIGTERM", err)
+		}
+		done <- err
+	case <-time.After(time.Minute):
+		t.Fatal("the child runs after its run's stop")
+	}
 }
 
 // startWithMarker starts name with args, marker in its environment, and
