@@ -45,4 +45,4 @@ const adopts = false
 // hasOtherValue is false here: without a subreaper, the supervisor's
 // children are only its agent and its guard, and no other run's process
 // becomes one (see Group.member).
-func hasOtherValue(pid int, kv string) bool { return false }
+func hasOtherValue(pid int, kv string) (other, left bool) { return false, false }

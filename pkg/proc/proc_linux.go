@@ -85,8 +85,8 @@ func readStat(path string, pid int) (Stat, error) {
 // leaderGone reports whether the process's main thread has ended, or is
 // ending, while it has other threads (a C program's pthread_exit in main).
 // Its stat then reads as a zombie or as exiting, whether or not the rest of
-// it runs on, and its environ reads as empty (the ended thread let go of
-// the memory): see liveThread.
+// it runs on, and its environ fails (ESRCH; older kernels read it as empty):
+// the ended thread let go of the memory. See liveThread.
 func (s Stat) leaderGone() bool { return s.Threads > 1 && (s.State == 'Z' || s.Flags&pfExiting != 0) }
 
 // liveThread returns a thread of pid that is neither exiting nor ended, or
@@ -105,12 +105,20 @@ func liveThread(pid int) int {
 		if err != nil || tid == pid {
 			continue
 		}
-		if t, err := readStat(dir+n+"/stat", tid); err == nil && t.State != 'Z' && t.State != 'X' && t.Flags&pfExiting == 0 {
+		if t, err := readStat(dir+n+"/stat", tid); err == nil && t.runs() {
 			return tid
 		}
 	}
 	return 0
 }
+
+// runs reports whether the thread s was read from neither exits nor has
+// ended: the kernel sets PF_EXITING before the thread lets go of its memory.
+func (s Stat) runs() bool { return s.State != 'Z' && s.State != 'X' && s.Flags&pfExiting == 0 }
+
+// errLeaving is environ's error for a process whose environment could not
+// be read because it is on its way out.
+var errLeaving = errors.New("the process is on its way out")
 
 // readProcLine reads the one-line /proc file path into buf with open, read
 // and close alone: os.ReadFile's fstat, second read and *os.File took twice
@@ -182,7 +190,10 @@ func listPIDs() []int {
 // environ reads the environment pid was started with, through a live
 // thread of it when its main thread is gone (see leaderGone), whose own
 // environ reads as empty or fails (ESRCH). It is read again that way only
-// when pid's stat, one read, says so.
+// when pid's stat, one read, says so. That thread may start its exit and
+// let go of the memory as it is read (a process being killed, its threads
+// ending one by one): its stat, read after, must still say it runs, else
+// the read is errLeaving, whatever it returned.
 func environ(pid int) ([]byte, error) {
 	p := "/proc/" + strconv.Itoa(pid)
 	env, err := os.ReadFile(p + "/environ")
@@ -191,7 +202,12 @@ func environ(pid int) ([]byte, error) {
 	}
 	if s, serr := ReadStat(pid); serr == nil && s.leaderGone() {
 		if tid := liveThread(pid); tid > 0 {
-			return os.ReadFile(p + "/task/" + strconv.Itoa(tid) + "/environ")
+			task := p + "/task/" + strconv.Itoa(tid)
+			env, err := os.ReadFile(task + "/environ")
+			if t, serr := readStat(task+"/stat", tid); serr != nil || !t.runs() {
+				return nil, errLeaving
+			}
+			return env, err
 		}
 	}
 	return env, err
@@ -212,19 +228,20 @@ func hasEnv(pid int, kv string) bool {
 }
 
 // hasOtherValue reports whether pid was started with the variable of kv
-// ("NAME=value") set to another value.
-func hasOtherValue(pid int, kv string) bool {
+// ("NAME=value") set to another value (other), or could not tell, being on
+// its way out (left).
+func hasOtherValue(pid int, kv string) (other, left bool) {
 	name, _, _ := strings.Cut(kv, "=")
 	env, err := environ(pid)
 	if err != nil {
-		return false
+		return false, errors.Is(err, errLeaving)
 	}
 	for _, e := range bytes.Split(env, []byte{0}) {
 		if k, _, ok := strings.Cut(string(e), "="); ok && k == name && string(e) != kv {
-			return true
+			return true, false
 		}
 	}
-	return false
+	return false, false
 }
 
 // signalIf opens a pidfd on pid, then asks ok whether pid is still the

@@ -54,7 +54,11 @@ func leaving(in info) bool { return in.Ended || in.Exiting }
 // it), or read as it left (see leaving: the stat read after the
 // environment tells).
 func foreign(pid int, marker string) bool {
-	return marker != "" && (hasOtherValue(pid, marker) || leftSince(pid))
+	if marker == "" {
+		return false
+	}
+	other, left := hasOtherValue(pid, marker)
+	return other || left || leftSince(pid)
 }
 
 // leftSince reports whether pid reads as leaving, or gone, now.
@@ -66,10 +70,15 @@ func leftSince(pid int) bool {
 // passes reports whether pid, a process between a candidate and the run's
 // supervisor, lets the candidate be the run's: it carries no other run's
 // marker. One on its way out passes unasked (its environment may read as
-// empty either way): a nested run's processes below it carry that run's
-// marker themselves, and its guard an empty one.
+// empty either way), as does one found on its way out as it is asked: a
+// nested run's processes below it carry that run's marker themselves, and
+// its guard an empty one.
 func passes(pid int, left bool, marker string) bool {
-	return marker == "" || left || !hasOtherValue(pid, marker)
+	if marker == "" || left {
+		return true
+	}
+	other, leftNow := hasOtherValue(pid, marker)
+	return leftNow || !other
 }
 
 // adopting reports whether the group is that of this process's own run,
