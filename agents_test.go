@@ -4,14 +4,12 @@ package teamkit_test
 
 import (
 	"bytes"
-	"cmp"
 	"context"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -76,19 +74,8 @@ func TestAgents(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// The longest script starts first, so that it waits beside the others
-	// rather than after them: the suite's time is its longest path.
-	slices.SortStableFunc(files, func(a, b string) int {
-		return cmp.Compare(slowAgentScripts[scriptName(b)], slowAgentScripts[scriptName(a)])
-	})
 	testAgents(t, files, false)
 }
-
-// slowAgentScripts rank the agent scripts that take minutes, slowest
-// highest: gemini retries a 429 for about five minutes before it gives up.
-var slowAgentScripts = map[string]int{"limits_gemini_giveup": 1}
-
-func scriptName(file string) string { return strings.TrimSuffix(filepath.Base(file), ".txtar") }
 
 // agentsPostgres are the agent scripts run a second time on PostgreSQL:
 // those of the run records, which the backend keeps.
