@@ -20,8 +20,13 @@ import (
 	"github.com/teamkit/teamkit/pkg/runstream"
 )
 
-// guardDetail is the detail of a run whose supervisor died.
-const guardDetail = "its supervisor died; the guard stopped the run"
+// guardDetail is the detail of a run whose supervisor died;
+// guardStoppedDetail of one whose supervisor, told to stop while it gave
+// the answer back, left that to the guard.
+const (
+	guardDetail        = "its supervisor died; the guard stopped the run"
+	guardStoppedDetail = "its supervisor was stopped while giving the answer back; the guard gave it back"
+)
 
 // GuardSpec is what a guard needs to clean up after a dead supervisor.
 type GuardSpec struct {
@@ -39,10 +44,12 @@ func (g *GuardSpec) rawFields() map[string]*string {
 }
 
 // What a supervisor writes to its guard: started once its agent is up,
-// done when it finished its work.
+// done when it finished its work, stopped when it was told to stop while
+// giving an answer back and leaves that to the guard.
 const (
 	guardStarted = "started\n"
 	guardDone    = "done\n"
+	guardStopped = "stopped\n"
 )
 
 // guard is a running guard as its supervisor holds it.
@@ -63,6 +70,15 @@ func (g *guard) pid() int {
 func (g *guard) started() {
 	if g != nil {
 		io.WriteString(g.w, guardStarted)
+	}
+}
+
+// handOver tells the guard the supervisor was stopped while giving an
+// answer back: the guard does it once the supervisor is gone, as after a
+// death, and records the run as stopped.
+func (g *guard) handOver() {
+	if g != nil {
+		io.WriteString(g.w, guardStopped)
 	}
 }
 
@@ -139,7 +155,9 @@ func startGuard(spec Spec, self proc.Identity) (*guard, error) {
 // "done" when it finishes, or closes without it when it dies. After a death
 // the guard stops every process of the run (SIGTERM, then SIGKILL after the
 // grace) and records the run as exited with an unknown code, so stale never
-// reports a dead run as running, nor a running agent as unsupervised.
+// reports a dead run as running, nor a running agent as unsupervised. A
+// supervisor stopped while giving an answer back says "stopped" first: the
+// guard does the same once it is gone, and records the run as stopped.
 func Guard(stdin io.Reader, open func(ctx context.Context, path string) (*mailbox.DB, error)) error {
 	// The terminal (a tmux pane closing) must not end the guard first.
 	signal.Ignore(syscall.SIGHUP, syscall.SIGINT)
@@ -160,8 +178,15 @@ func Guard(stdin io.Reader, open func(ctx context.Context, path string) (*mailbo
 	if line == guardDone {
 		return nil
 	}
+	why, end, detail := "died", runstream.EndCrashed, guardDetail
+	if line == guardStopped {
+		// Its give-back may still be under way: the guard takes over once
+		// the supervisor has exited, as it would after a death.
+		io.Copy(io.Discard, in)
+		why, end, detail = "was stopped while giving the answer back", runstream.EndStopped, guardStoppedDetail
+	}
 	spec := Spec{Log: gs.Log, Team: gs.Team, Name: gs.Name, Run: gs.Run, DB: gs.DB, Ask: gs.Ask}
-	note(spec, "the supervisor (pid %d) of agent %s/%s run %s died; stopping the run's processes", gs.Supervisor.PID, gs.Team, gs.Name, gs.Run)
+	note(spec, "the supervisor (pid %d) of agent %s/%s run %s %s; stopping the run's processes", gs.Supervisor.PID, gs.Team, gs.Name, gs.Run, why)
 	// The supervisor is gone, and with it the session it led: only the
 	// run's marker, never a session id that may be reused, finds them.
 	group := proc.Group{Marker: Marker(gs.Run)}
@@ -201,12 +226,12 @@ func Guard(stdin io.Reader, open func(ctx context.Context, path string) (*mailbo
 	}
 	// The run's record would otherwise say it runs for ever.
 	errEnd := Retry(EndPatience, func(ctx context.Context) error {
-		return db.SetRunEnd(ctx, runstream.EndCrashed, guardDetail, mailbox.AgentRun{Team: gs.Team, Name: gs.Name, Run: gs.Run})
+		return db.SetRunEnd(ctx, end, detail, mailbox.AgentRun{Team: gs.Team, Name: gs.Name, Run: gs.Run})
 	})
 	errEnded := Retry(EndPatience, func(ctx context.Context) error { return db.SetRunEnded(ctx, gs.Team, gs.Run, ended) })
 	if err := recordEnd(db, spec, nil); err != nil || errEnd != nil || errEnded != nil {
 		return spoolCrash(errors.Join(err, errEnd, errEnded))
 	}
-	note(spec, "agent %s/%s run %s recorded as exited (code unknown: its supervisor died)", gs.Team, gs.Name, gs.Run)
+	note(spec, "agent %s/%s run %s recorded as exited (code unknown: its supervisor %s)", gs.Team, gs.Name, gs.Run, why)
 	return nil
 }

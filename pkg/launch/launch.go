@@ -337,6 +337,7 @@ func Supervise(ctx context.Context, spec Spec, db *mailbox.DB, stdout, stderr io
 			case <-givenBack:
 			case s := <-stops:
 				note(spec, "stopped (%v) while giving the answer back: its guard gives it back", s)
+				guard.handOver()
 				return 1, notStarted
 			}
 		}
