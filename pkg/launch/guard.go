@@ -35,6 +35,9 @@ type GuardSpec struct {
 	Supervisor               proc.Identity
 	// Ask is the ask whose answer the run carries (Spec.Ask).
 	Ask int64 `json:",omitempty"`
+	// Host is the host the run's slot is counted on (Spec.Host): once the
+	// run's end is recorded, the guard admits the next launch queued there.
+	Host string `json:",omitempty"`
 	// Raw holds DB or Log when not UTF-8 (Spec.Raw).
 	Raw map[string]string `json:",omitempty"`
 }
@@ -111,7 +114,7 @@ func startGuard(spec Spec, self proc.Identity) (*guard, error) {
 	if spec.Self == "" {
 		return nil, fmt.Errorf("the supervisor's executable is unknown")
 	}
-	g := GuardSpec{DB: spec.DB, Team: spec.Team, Name: spec.Name, Run: spec.Run, Log: spec.Log, Grace: spec.Grace, Supervisor: self, Ask: spec.Ask}
+	g := GuardSpec{DB: spec.DB, Team: spec.Team, Name: spec.Name, Run: spec.Run, Log: spec.Log, Grace: spec.Grace, Supervisor: self, Ask: spec.Ask, Host: spec.Host}
 	g.Raw = moveRaw(g.rawFields())
 	gs, err := json.Marshal(g)
 	if err != nil {
@@ -158,7 +161,9 @@ func startGuard(spec Spec, self proc.Identity) (*guard, error) {
 // reports a dead run as running, nor a running agent as unsupervised. A
 // supervisor stopped while giving an answer back says "stopped" first: the
 // guard does the same once it is gone, and records the run as stopped.
-func Guard(stdin io.Reader, open func(ctx context.Context, path string) (*mailbox.DB, error)) error {
+// With the end recorded, the run's slot is free: admit starts the launches
+// queued on the run's host, as the supervisor would have (nil: none).
+func Guard(stdin io.Reader, open func(ctx context.Context, path string) (*mailbox.DB, error), admit func(ctx context.Context, db *mailbox.DB, host string) error) error {
 	// The terminal (a tmux pane closing) must not end the guard first.
 	signal.Ignore(syscall.SIGHUP, syscall.SIGINT)
 	var gs GuardSpec
@@ -233,5 +238,10 @@ func Guard(stdin io.Reader, open func(ctx context.Context, path string) (*mailbo
 		return spoolCrash(errors.Join(err, errEnd, errEnded))
 	}
 	note(spec, "agent %s/%s run %s recorded as exited (code unknown: its supervisor %s)", gs.Team, gs.Name, gs.Run, why)
+	if admit != nil {
+		if err := Retry(EndPatience, func(ctx context.Context) error { return admit(ctx, db, gs.Host) }); err != nil {
+			note(spec, "could not start the launches queued on this host: %v", err)
+		}
+	}
 	return nil
 }

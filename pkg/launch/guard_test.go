@@ -32,7 +32,7 @@ func guardVerb(args []string) int {
 	}
 	err := Guard(os.Stdin, func(ctx context.Context, path string) (*mailbox.DB, error) {
 		return mailbox.Open(ctx, path, mailbox.Options{})
-	})
+	}, nil)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1

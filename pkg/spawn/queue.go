@@ -21,14 +21,14 @@ import (
 const StatusQueued = "queued"
 
 // queueCheck is how often a spawn waiting in the queue runs Admit itself:
-// the backstop for a slot freed by a run whose supervisor died, which
-// admits no one.
+// the backstop for a slot freed by a run whose supervisor and guard both
+// died (the guard of a dead supervisor admits, as the supervisor would).
 const queueCheck = time.Second
 
 // Admit starts the launches waiting on host, oldest first, while fewer
 // agents than an entry's cap hold a slot there (roster.Holds): a spawn
 // waiting in the queue calls it, and so does every run's supervisor as its
-// agent ends. The mailbox takes them out of the queue (mailbox.DB.Admit,
+// agent ends (its guard, should the supervisor die). The mailbox takes them out of the queue (mailbox.DB.Admit,
 // one transaction at a time per mailbox); a launch's supervisor is then
 // started here, from the spec its spawn wrote (self is the spawn
 // executable). A foreground launch has none (it runs on its spawn's

@@ -541,13 +541,20 @@ func supervise(c *cli.Context, env *command.Env, h Hooks) error {
 }
 
 // guard is the hidden "__guard" verb: watch one run's supervisor, and stop
-// and record the run if the supervisor dies (launch.Guard). Its spec comes
+// and record the run if the supervisor dies (launch.Guard), then admit the
+// launches queued on its host, as the supervisor would have. Its spec comes
 // on stdin, never on its command line, which anyone on the host can read.
 func guard(c *cli.Context, env *command.Env) error {
 	if c.NArg() != 0 {
 		return command.Usagef("usage: spawn __guard (the run's spec on stdin)")
 	}
+	self, err := os.Executable()
+	if err != nil {
+		return err
+	}
 	return launch.Guard(env.Stdin, func(ctx context.Context, path string) (*mailbox.DB, error) {
 		return command.OpenMailboxAt(ctx, c, env, path, "")
+	}, func(ctx context.Context, db *mailbox.DB, host string) error {
+		return spawn.Admit(ctx, db, host, self)
 	})
 }
