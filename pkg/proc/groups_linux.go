@@ -34,7 +34,11 @@ func (gs Groups) Members() [][]int {
 			continue
 		}
 		s, err := ReadStat(pid)
-		if err != nil || s.Leaving() {
+		if err != nil {
+			continue
+		}
+		in := s.info()
+		if leaving(in) {
 			continue
 		}
 		hit := map[int]bool{}
@@ -42,7 +46,7 @@ func (gs Groups) Members() [][]int {
 			hit[i] = true
 		}
 		if len(byMarker) > 0 {
-			if env, err := environ(pid); err == nil {
+			if env, err := environOf(pid, in); err == nil {
 				for _, kv := range bytes.Split(env, []byte{0}) {
 					for _, i := range byMarker[string(kv)] {
 						hit[i] = true

@@ -46,6 +46,9 @@ type info struct {
 	// Exiting is set while the process is on its way out, before it is a
 	// zombie (Linux only): its environment may already read as empty.
 	Exiting bool
+	// Via is a running thread of a process whose main thread has ended
+	// (Linux only), through which the process is read; 0 otherwise.
+	Via int
 }
 
 var bootOnce struct {

@@ -56,7 +56,7 @@ func listPIDs() []int {
 // hasEnv reports whether pid was started with the environment entry kv.
 // kern.procargs2 is argc (int32), the executable's path, NUL padding, argc
 // arguments, then the environment, each NUL-terminated.
-func hasEnv(pid int, kv string) bool {
+func hasEnv(pid int, _ info, kv string) bool {
 	b, err := unix.SysctlRaw("kern.procargs2", pid)
 	if err != nil || len(b) < 4 {
 		return false

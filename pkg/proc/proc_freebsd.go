@@ -86,7 +86,7 @@ func listPIDs() []int {
 }
 
 // hasEnv reports whether pid was started with the environment entry kv.
-func hasEnv(pid int, kv string) bool {
+func hasEnv(pid int, _ info, kv string) bool {
 	b, err := unix.SysctlRaw("kern.proc.env", pid)
 	if err != nil {
 		return false

@@ -164,7 +164,10 @@ func (s Stat) Leaving() bool { return leaving(s.info()) }
 // info is what s says, its threads asked when its main thread is gone.
 func (s Stat) info() info {
 	in := info{Start: s.Start, Session: s.Session, PPID: s.PPID}
-	if !s.leaderGone() || liveThread(s.PID) == 0 {
+	if s.leaderGone() {
+		in.Via = liveThread(s.PID)
+	}
+	if in.Via == 0 {
 		in.Ended = s.State == 'Z' || s.State == 'X'
 		in.Exiting = s.Flags&pfExiting != 0
 	}
@@ -187,35 +190,43 @@ func listPIDs() []int {
 	return out
 }
 
-// environ reads the environment pid was started with, through a live
-// thread of it when its main thread is gone (see leaderGone), whose own
-// environ reads as empty or fails (ESRCH). It is read again that way only
-// when pid's stat, one read, says so. That thread may start its exit and
-// let go of the memory as it is read (a process being killed, its threads
-// ending one by one): its stat, read after, must still say it runs, else
-// the read is errLeaving, whatever it returned.
+// environ reads the environment pid was started with. A process whose
+// main thread is gone (see leaderGone) fails to give it (ESRCH; older
+// kernels read it as empty), so pid's stat is read when it does: a kernel
+// thread's is empty too, and most processes have one.
 func environ(pid int) ([]byte, error) {
-	p := "/proc/" + strconv.Itoa(pid)
-	env, err := os.ReadFile(p + "/environ")
+	env, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/environ")
 	if err == nil && len(env) > 0 {
 		return env, nil
 	}
-	if s, serr := ReadStat(pid); serr == nil && s.leaderGone() {
-		if tid := liveThread(pid); tid > 0 {
-			task := p + "/task/" + strconv.Itoa(tid)
-			env, err := os.ReadFile(task + "/environ")
-			if t, serr := readStat(task+"/stat", tid); serr != nil || !t.runs() {
-				return nil, errLeaving
-			}
-			return env, err
-		}
+	if in, serr := readInfo(pid); serr == nil && in.Via > 0 {
+		return environOf(pid, in)
 	}
 	return env, err
 }
 
-// hasEnv reports whether pid was started with the environment entry kv.
-func hasEnv(pid int, kv string) bool {
-	env, err := environ(pid)
+// environOf reads pid's environment as its stat said (in): through the
+// running thread in.Via when its main thread is gone. That thread may start
+// its exit and let go of the memory as it is read (a process being killed,
+// its threads ending one by one): its stat, read after, must still say it
+// runs, else the read is errLeaving, whatever it returned.
+func environOf(pid int, in info) ([]byte, error) {
+	p := "/proc/" + strconv.Itoa(pid)
+	if in.Via == 0 {
+		return os.ReadFile(p + "/environ")
+	}
+	task := p + "/task/" + strconv.Itoa(in.Via)
+	env, err := os.ReadFile(task + "/environ")
+	if t, serr := readStat(task+"/stat", in.Via); serr != nil || !t.runs() {
+		return nil, errLeaving
+	}
+	return env, err
+}
+
+// hasEnv reports whether pid, whose stat said in, was started with the
+// environment entry kv.
+func hasEnv(pid int, in info, kv string) bool {
+	env, err := environOf(pid, in)
 	if err != nil {
 		return false
 	}

@@ -33,7 +33,7 @@ func (g Group) member(pid int) bool {
 	if g.Parent > 0 && in.PPID == g.Parent && !foreign(pid, g.Marker) {
 		return true
 	}
-	return g.Marker != "" && hasEnv(pid, g.Marker)
+	return g.Marker != "" && hasEnv(pid, in, g.Marker)
 }
 
 // leaving reports whether a process is on its way out (exiting, or a
