@@ -382,8 +382,17 @@ func TestStartAcknowledgementLost(t *testing.T) {
 				t.Fatalf("the fault was never injected (its fault file: %v)", err)
 			}
 			b.waitGivenBack(0)
-			if took := map[syscall.Signal]string{syscall.SIGKILL: "died", syscall.SIGTERM: "was stopped while giving the answer back", syscall.SIGINT: "was stopped while giving the answer back"}[c.sig]; took != "" && b.logsSaying("k1", took+"; stopping the run's processes") == 0 {
-				t.Fatalf("no log of f/k1 says its guard took over (its supervisor %s)", took)
+			if c.sig != 0 {
+				// The guard says what became of the supervisor, and records
+				// the run's end as that.
+				took, end := "died", "crashed"
+				if c.sig != syscall.SIGKILL {
+					took, end = "was stopped while giving the answer back", "stopped"
+				}
+				if b.logsSaying("k1", took+"; stopping the run's processes") == 0 {
+					t.Fatalf("no log of f/k1 says its guard took over (its supervisor %s)", took)
+				}
+				b.waitRunEnd("k1", end)
 			}
 			b.settle(context.Background(), asks)
 			if lost, doubled := b.verify(agents, expected); lost+doubled > 0 {
@@ -414,6 +423,26 @@ func (b *faultBench) signalGivingBack(name string, sig syscall.Signal) {
 	}
 	if err := roster.Identity(a).Signal(sig); err != nil {
 		b.t.Fatalf("%v to f/%s's supervisor (%+v): %v", sig, name, a, err)
+	}
+}
+
+// waitRunEnd waits until a run of agent name is recorded as having ended
+// end.
+func (b *faultBench) waitRunEnd(name, end string) {
+	var runs []mailbox.RunRecord
+	for deadline := time.Now().Add(waitLimit); ; time.Sleep(pollEvery) {
+		var err error
+		if runs, err = b.db.Runs(context.Background(), "f", name, time.Time{}); err != nil {
+			b.t.Fatal(err)
+		}
+		for _, r := range runs {
+			if r.End == end {
+				return
+			}
+		}
+		if time.Now().After(deadline) {
+			b.t.Fatalf("no run of f/%s recorded as ended %s: %+v", name, end, runs)
+		}
 	}
 }
 

@@ -25,7 +25,7 @@ import (
 // the answer back, left that to the guard.
 const (
 	guardDetail        = "its supervisor died; the guard stopped the run"
-	guardStoppedDetail = "its supervisor was stopped while giving the answer back; the guard gave it back"
+	guardStoppedDetail = "its supervisor was stopped while giving the answer back; the guard took the run over"
 )
 
 // GuardSpec is what a guard needs to clean up after a dead supervisor.
@@ -82,8 +82,15 @@ func (g *guard) started() {
 func (g *guard) handOver() {
 	if g != nil {
 		io.WriteString(g.w, guardStopped)
+		handedOver = append(handedOver, g.w)
 	}
 }
+
+// handedOver keeps the pipe of a guard handed the give-back open until this
+// process exits, as the guard takes the pipe's end for the supervisor's:
+// left unreachable, the pipe would be closed by the garbage collector
+// while the supervisor still ran.
+var handedOver []*os.File
 
 // release tells the guard the supervisor finished, and reaps it.
 func (g *guard) release() {
@@ -184,31 +191,42 @@ func Guard(stdin io.Reader, open func(ctx context.Context, path string) (*mailbo
 		return nil
 	}
 	why, end, detail := "died", runstream.EndCrashed, guardDetail
-	if line == guardStopped {
+	// The supervisor is gone, and with it the session it led: only the
+	// run's marker, never a session id that may be reused, finds them.
+	group := proc.Group{Marker: Marker(gs.Run)}
+	stopped := line == guardStopped
+	if stopped {
 		// Its give-back may still be under way: the guard takes over once
-		// the supervisor has exited, as it would after a death.
+		// the supervisor has exited, as it would after a death. The pipe's
+		// end comes as it exits; the supervisor, which carries the run's
+		// marker, is never one of the run's processes to stop.
 		io.Copy(io.Discard, in)
+		gs.Supervisor.WaitGone(gs.Grace)
+		group.Exclude = []int{gs.Supervisor.PID}
 		why, end, detail = "was stopped while giving the answer back", runstream.EndStopped, guardStoppedDetail
 	}
 	spec := Spec{Log: gs.Log, Team: gs.Team, Name: gs.Name, Run: gs.Run, DB: gs.DB, Ask: gs.Ask}
 	note(spec, "the supervisor (pid %d) of agent %s/%s run %s %s; stopping the run's processes", gs.Supervisor.PID, gs.Team, gs.Name, gs.Run, why)
-	// The supervisor is gone, and with it the session it led: only the
-	// run's marker, never a session id that may be reused, finds them.
-	group := proc.Group{Marker: Marker(gs.Run)}
 	// A supervisor that died between its start record and "started" may
 	// still have started the agent: its processes say so.
 	started = started || len(group.Members()) > 0
 	group.Stop(gs.Grace)
 	patience := EndPatience
-	if !started && gs.Ask > 0 {
+	giveBack := !started && gs.Ask > 0
+	if giveBack {
 		patience = GiveBackPatience // the answer is at stake, not only the record
 	}
 	ended := time.Now()
 	// What cannot be recorded now is spooled, as a supervisor's end is,
-	// for the next look on this host (RecordSpooled).
+	// for the next look on this host (RecordSpooled), with the answer to
+	// give back first, should the outage outlast even its patience.
 	spoolCrash := func(err error) error {
 		if gs.Log != "" {
-			if serr := spool(SpoolPath(filepath.Dir(gs.Log), gs.Run), spooled{CrashedAt: &ended}); serr != nil {
+			s := spooled{CrashedAt: &ended, Stopped: stopped}
+			if giveBack {
+				s.Ask = gs.Ask
+			}
+			if serr := spool(SpoolPath(filepath.Dir(gs.Log), gs.Run), s); serr != nil {
 				note(spec, "could not spool the run's end either: %v", serr)
 			} else {
 				note(spec, "the run's end spooled, to be recorded once the mailbox is back")
@@ -227,7 +245,9 @@ func Guard(stdin io.Reader, open func(ctx context.Context, path string) (*mailbo
 	}
 	defer db.Close()
 	if !started {
-		unstart(db, spec)
+		if err := unstart(db, spec); err != nil {
+			return spoolCrash(err)
+		}
 	}
 	// The run's record would otherwise say it runs for ever.
 	errEnd := Retry(EndPatience, func(ctx context.Context) error {

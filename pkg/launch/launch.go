@@ -268,8 +268,9 @@ func LookPath(argv0 string, env []string) (string, error) {
 // Before the agent starts there is no agent to reach: a run not started
 // whose answer is being given back through an outage (up to an hour) ends
 // on any of the three, leaving the give-back to the guard, which takes it
-// over once this process exits. A caller that goes on living afterwards
-// holds the guard off until it does.
+// over once this process exits, then records the run's end and admits the
+// launches queued on its host: the error then wraps ErrHandedOver. A caller
+// that goes on living afterwards holds the guard off until it does.
 func Supervise(ctx context.Context, spec Spec, db *mailbox.DB, stdout, stderr io.Writer, stdin io.Reader) (int, error) {
 	if spec.Grace <= 0 {
 		spec.Grace = DefaultGrace
@@ -338,7 +339,7 @@ func Supervise(ctx context.Context, spec Spec, db *mailbox.DB, stdout, stderr io
 			case s := <-stops:
 				note(spec, "stopped (%v) while giving the answer back: its guard gives it back", s)
 				guard.handOver()
-				return 1, notStarted
+				return 1, fmt.Errorf("%w; %w", notStarted, ErrHandedOver)
 			}
 		}
 		recordEnd(db, spec, nil)
@@ -631,6 +632,10 @@ func recordEnd(db *mailbox.DB, spec Spec, code *int) error {
 	}
 	return err
 }
+
+// ErrHandedOver is Supervise's error when it left the rest of the run,
+// the give-back of its answer and its end, to its guard.
+var ErrHandedOver = errors.New("its guard gives the answer back")
 
 // EndPatience is how long a run's end is retried; GiveBackPatience how long
 // the answer of a run whose agent never started is: until it is given back

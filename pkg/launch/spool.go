@@ -54,8 +54,15 @@ type spooled struct {
 	ExitCode int                `json:"exit_code"`
 	Run      *mailbox.RunRecord `json:"run,omitempty"`
 	// CrashedAt is set by a guard whose supervisor died: the run ended
-	// crashed then, its exit code unknown (ExitCode is not one).
+	// crashed then, its exit code unknown (ExitCode is not one). Stopped
+	// says the supervisor was stopped while giving an answer back, and
+	// left the rest to the guard: the run ended stopped.
 	CrashedAt *time.Time `json:"crashed_at,omitempty"`
+	Stopped   bool       `json:"stopped,omitempty"`
+	// Ask is set with CrashedAt for a run whose agent never started and
+	// whose answer the guard could not give back: it is given back
+	// (mailbox.DB.UnstartRun) before the end is recorded.
+	Ask int64 `json:"ask,omitempty"`
 }
 
 // spool writes s to path, private, atomically: a reader sees the whole
@@ -255,7 +262,12 @@ func recordSpooled(ctx context.Context, db *mailbox.DB, team, f string) bool {
 	}
 	name, run := filepath.Base(filepath.Dir(f)), strings.TrimSuffix(filepath.Base(f), ".exit")
 	if s.CrashedAt != nil {
-		if db.SetRunEnd(ctx, runstream.EndCrashed, guardDetail, mailbox.AgentRun{Team: team, Name: name, Run: run}) != nil ||
+		end, detail := runstream.EndCrashed, guardDetail
+		if s.Stopped {
+			end, detail = runstream.EndStopped, guardStoppedDetail
+		}
+		if s.Ask != 0 && db.UnstartRun(ctx, s.Ask, run) != nil ||
+			db.SetRunEnd(ctx, end, detail, mailbox.AgentRun{Team: team, Name: name, Run: run}) != nil ||
 			db.SetRunEnded(ctx, team, run, *s.CrashedAt) != nil ||
 			db.SetAgentState(ctx, team, name, run, mailbox.StateExited, 0, nil) != nil {
 			return false

@@ -242,3 +242,68 @@ func TestLookSpooledEarly(t *testing.T) {
 	}
 	LookSpooled(runs, "t").Record(ctx, db) // the stamp holds: nothing to do, and no hang
 }
+
+// A guard that cannot record a run's end spools it; the end recorded later
+// is the guard's: crashed for a supervisor that died, stopped for one
+// stopped while giving an answer back.
+func TestSpooledGuardEnd(t *testing.T) {
+	for _, c := range []struct {
+		stopped     bool
+		end, detail string
+	}{{false, "crashed", guardDetail}, {true, "stopped", guardStoppedDetail}} {
+		ctx, db, runs, agentDir := spoolTeam(t)
+		if err := db.RecordLaunch(ctx, mailbox.Agent{Team: "t", Name: "w1", Run: "r1", State: mailbox.StateRunning}); err != nil {
+			t.Fatal(err)
+		}
+		if err := db.RecordRun(ctx, mailbox.RunRecord{Team: "t", Name: "w1", Run: "r1", StartedAt: time.Now()}); err != nil {
+			t.Fatal(err)
+		}
+		ended := time.Now()
+		if err := spool(SpoolPath(agentDir, "r1"), spooled{CrashedAt: &ended, Stopped: c.stopped}); err != nil {
+			t.Fatal(err)
+		}
+		RecordSpooled(ctx, db, runs, "t")
+		r, err := db.Run(ctx, "t", "r1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.End != c.end || r.Detail != c.detail || r.EndedAt == nil {
+			t.Errorf("stopped=%v: run recorded as %q (%q, ended %v), want %q (%q)", c.stopped, r.End, r.Detail, r.EndedAt, c.end, c.detail)
+		}
+	}
+}
+
+// A guard whose outage outlasts its patience for giving an answer back
+// spools the ask with the end: the look that records the end gives the
+// answer back first, so resume delivers it again.
+func TestSpooledGuardGivesBack(t *testing.T) {
+	ctx, db, runs, agentDir := spoolTeam(t)
+	ask, _, err := db.CreateAsk(ctx, mailbox.Ask{Team: "t", Agent: "w1", Kind: mailbox.KindQuestion, Question: "which?"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ok, err := db.DecideAsk(ctx, ask.ID, mailbox.Decision{Answer: "that one", DecidedBy: "alice", Decision: mailbox.DecisionAnswered}); !ok || err != nil {
+		t.Fatalf("DecideAsk = %v, %v", ok, err)
+	}
+	if ok, err := db.LaunchAnswer(ctx, ask.ID, "r1"); !ok || err != nil {
+		t.Fatalf("LaunchAnswer = %v, %v", ok, err)
+	}
+	if err := db.RecordLaunch(ctx, mailbox.Agent{Team: "t", Name: "w1", Run: "r1", State: mailbox.StateStarting}); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.StartRun(ctx, "t", "w1", "r1", mailbox.Process{PID: 1}, ask.ID); err != nil {
+		t.Fatal(err)
+	}
+	ended := time.Now()
+	if err := spool(SpoolPath(agentDir, "r1"), spooled{CrashedAt: &ended, Ask: ask.ID}); err != nil {
+		t.Fatal(err)
+	}
+	RecordSpooled(ctx, db, runs, "t")
+	got, err := db.Ask(ctx, ask.ID)
+	if err != nil || got.ResumedRun != "" || got.LaunchRun != "r1" {
+		t.Fatalf("ask after the spooled end = %+v, %v; want the answer given back (launch_run r1, resumed_run empty)", got, err)
+	}
+	if a, err := db.Agent(ctx, "t", "w1"); err != nil || a.State != mailbox.StateExited {
+		t.Fatalf("agent after the spooled end = %+v, %v; want exited", a, err)
+	}
+}

@@ -527,10 +527,14 @@ func supervise(c *cli.Context, env *command.Env, h Hooks) error {
 	// The run's slot is free: the oldest launch queued on this host may
 	// start. Launches queued with --no-wait have no spawn waiting to admit
 	// them, so a busy or briefly unreachable mailbox is ridden out as the
-	// run's end is: else the last of a burst could stay queued.
-	launch.Retry(launch.EndPatience, func(ctx context.Context) error {
-		return spawn.Admit(ctx, db, spec.Host, spec.Self)
-	})
+	// run's end is: else the last of a burst could stay queued. A run
+	// handed over to its guard holds its slot until the guard records its
+	// end, and the guard admits then.
+	if !errors.Is(err, launch.ErrHandedOver) {
+		launch.Retry(launch.EndPatience, func(ctx context.Context) error {
+			return spawn.Admit(ctx, db, spec.Host, spec.Self)
+		})
+	}
 	if err != nil {
 		return err
 	}
@@ -548,13 +552,13 @@ func guard(c *cli.Context, env *command.Env) error {
 	if c.NArg() != 0 {
 		return command.Usagef("usage: spawn __guard (the run's spec on stdin)")
 	}
-	self, err := os.Executable()
-	if err != nil {
-		return err
-	}
 	return launch.Guard(env.Stdin, func(ctx context.Context, path string) (*mailbox.DB, error) {
 		return command.OpenMailboxAt(ctx, c, env, path, "")
 	}, func(ctx context.Context, db *mailbox.DB, host string) error {
+		self, err := os.Executable()
+		if err != nil {
+			return err
+		}
 		return spawn.Admit(ctx, db, host, self)
 	})
 }
