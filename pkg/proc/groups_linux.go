@@ -34,11 +34,7 @@ func (gs Groups) Members() [][]int {
 			continue
 		}
 		s, err := ReadStat(pid)
-		if err != nil {
-			continue
-		}
-		in := s.info()
-		if leaving(in) {
+		if err != nil || s.Leaving() {
 			continue
 		}
 		hit := map[int]bool{}
@@ -46,7 +42,7 @@ func (gs Groups) Members() [][]int {
 			hit[i] = true
 		}
 		if len(byMarker) > 0 {
-			if env, err := environOf(pid, in); err == nil {
+			if env, err := environOf(pid, s.info()); err == nil {
 				for _, kv := range bytes.Split(env, []byte{0}) {
 					for _, i := range byMarker[string(kv)] {
 						hit[i] = true
