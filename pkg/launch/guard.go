@@ -12,6 +12,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -82,15 +83,21 @@ func (g *guard) started() {
 func (g *guard) handOver() {
 	if g != nil {
 		io.WriteString(g.w, guardStopped)
-		handedOver = append(handedOver, g.w)
+		handedOver.Lock()
+		handedOver.pipes = append(handedOver.pipes, g.w)
+		handedOver.Unlock()
 	}
 }
 
 // handedOver keeps the pipe of a guard handed the give-back open until this
 // process exits, as the guard takes the pipe's end for the supervisor's:
 // left unreachable, the pipe would be closed by the garbage collector
-// while the supervisor still ran.
-var handedOver []*os.File
+// while the supervisor still ran. A resume supervises foreground runs side
+// by side, and one Ctrl-C reaches them all.
+var handedOver struct {
+	sync.Mutex
+	pipes []*os.File
+}
 
 // release tells the guard the supervisor finished, and reaps it.
 func (g *guard) release() {

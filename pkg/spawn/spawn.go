@@ -877,8 +877,11 @@ func foreground(ctx context.Context, db *mailbox.DB, t *agenttype.Type, spec lau
 	spec.Self, spec.Environ = req.Self, req.Environ
 	_, err := launch.Supervise(ctx, spec, db, req.Stdout, req.Stderr, req.Stdin)
 	// Its slot is free: the oldest queued launch may start. (A failure is
-	// not this spawn's; the queue's waiters admit again.)
-	Admit(context.WithoutCancel(ctx), db, req.Host, req.Self)
+	// not this spawn's; the queue's waiters admit again.) A run handed
+	// over to its guard holds its slot until the guard, which admits then.
+	if !errors.Is(err, launch.ErrHandedOver) {
+		Admit(context.WithoutCancel(ctx), db, req.Host, req.Self)
+	}
 	if err != nil {
 		return Result{}, err
 	}
