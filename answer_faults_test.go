@@ -661,7 +661,7 @@ func faultTrigger(ts *testscript.TestScript, neg bool, args []string) {
 		ts.Fatalf("usage: faulttrigger arm|disarm KIND TABLE EVENT [WHEN]")
 	}
 	dbURL := ts.Getenv("TEAMKIT_DB")
-	db, err := sql.Open(sqlDriver(dbURL), dbURL)
+	db, err := openScriptDB(dbURL)
 	ts.Check(err)
 	defer db.Close()
 	postgres := sqlDriver(dbURL) == "pgx"

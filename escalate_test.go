@@ -5,7 +5,6 @@ package teamkit_test
 import (
 	"bytes"
 	"context"
-	"database/sql"
 	"errors"
 	"fmt"
 	"os/exec"
@@ -238,7 +237,7 @@ func waitClaim(ts *testscript.TestScript, neg bool, args []string) {
 		ts.Fatalf("usage: waitclaim TEAM NAME park|wake")
 	}
 	dbURL := ts.Getenv("TEAMKIT_DB")
-	db, err := sql.Open(sqlDriver(dbURL), dbURL)
+	db, err := openScriptDB(dbURL)
 	ts.Check(err)
 	defer db.Close()
 	// The names are the script's own: quoted as literals, the one

@@ -242,7 +242,7 @@ func waitWatching(ts *testscript.TestScript, p *stalledProc) {
 		})
 		return
 	}
-	db, err := sql.Open(sqlDriver(path), path)
+	db, err := openScriptDB(path)
 	ts.Check(err)
 	defer db.Close()
 	waitProc(ts, p, "watching (LISTEN)", func() bool {
@@ -254,7 +254,7 @@ func waitWatching(ts *testscript.TestScript, p *stalledProc) {
 
 func waitLeased(ts *testscript.TestScript, want string) {
 	path := ts.Getenv("TEAMKIT_DB")
-	db, err := sql.Open(sqlDriver(path), path)
+	db, err := openScriptDB(path)
 	ts.Check(err)
 	defer db.Close()
 	deadline := time.Now().Add(waitLimit)
@@ -316,7 +316,7 @@ func dbExec(ts *testscript.TestScript, neg bool, args []string) {
 	if neg || len(args) != 1 {
 		ts.Fatalf("usage: dbexec SQL")
 	}
-	db, err := sql.Open(sqlDriver(ts.Getenv("TEAMKIT_DB")), ts.Getenv("TEAMKIT_DB"))
+	db, err := openScriptDB(ts.Getenv("TEAMKIT_DB"))
 	ts.Check(err)
 	defer db.Close()
 	_, err = db.Exec(args[0])
@@ -329,4 +329,15 @@ func sqlDriver(db string) string {
 		return "pgx"
 	}
 	return "sqlite"
+}
+
+// openScriptDB opens a script's TEAMKIT_DB with database/sql, as another
+// program beside teamkit's commands would. On SQLite it waits up to 10 s
+// for the team's writers: without a busy timeout a statement that writes
+// fails at once with SQLITE_BUSY while a supervisor or guard records a run.
+func openScriptDB(db string) (*sql.DB, error) {
+	if sqlDriver(db) == "pgx" {
+		return sql.Open("pgx", db)
+	}
+	return sql.Open("sqlite", "file:"+db+"?_busy_timeout=10000")
 }

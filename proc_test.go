@@ -9,7 +9,6 @@ package teamkit_test
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
 	"os"
 	"os/exec"
@@ -148,7 +147,7 @@ func legacyRecord(ts *testscript.TestScript, neg bool, args []string) {
 	ts.Check(imp.Start())
 	ts.Defer(func() { imp.Process.Kill(); imp.Wait() })
 	ts.Check(os.WriteFile(ts.MkAbs("impostor.pid"), []byte(strconv.Itoa(imp.Process.Pid)), 0o600))
-	db, err := sql.Open(sqlDriver(ts.Getenv("TEAMKIT_DB")), ts.Getenv("TEAMKIT_DB"))
+	db, err := openScriptDB(ts.Getenv("TEAMKIT_DB"))
 	ts.Check(err)
 	defer db.Close()
 	q := `UPDATE agents SET state = 'ready', exit_code = NULL, pid = $1, pid_start = 0, boot_id = '' WHERE team = $2 AND name = $3`
