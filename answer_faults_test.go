@@ -359,7 +359,7 @@ func TestStartAcknowledgementLost(t *testing.T) {
 	for _, c := range []struct {
 		name string
 		sig  syscall.Signal // sent to the supervisor as it gives the answer back; 0: none
-	}{{"given-back", 0}, {"supervisor-killed", syscall.SIGKILL}, {"supervisor-stopped", syscall.SIGTERM}, {"supervisor-interrupted", syscall.SIGINT}} {
+	}{{"given-back", 0}, {"supervisor-killed", syscall.SIGKILL}, {"supervisor-stopped", syscall.SIGTERM}, {"supervisor-interrupted", syscall.SIGINT}, {"supervisor-hung-up", syscall.SIGHUP}} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
 			b := newFaultBench(t, "postgres")
@@ -405,8 +405,9 @@ func TestStartAcknowledgementLost(t *testing.T) {
 // signalGivingBack sends sig to the supervisor of agent name's run once its
 // log says the run was not started: while it gives the answer back, the
 // proxy's outage (lostAckFor) under way. Killed (SIGKILL), stopped
-// (SIGTERM) or interrupted (SIGINT: a Ctrl-C, with no agent to reach), it
-// must not hold out the outage, and leaves the give-back to its guard.
+// (SIGTERM), interrupted (SIGINT: a Ctrl-C, with no agent to reach) or hung
+// up on (SIGHUP: its tmux window closed), it must not hold out the outage,
+// and leaves the give-back to its guard.
 func (b *faultBench) signalGivingBack(name string, sig syscall.Signal) {
 	ctx := context.Background()
 	for deadline := time.Now().Add(waitLimit); b.logsSaying(name, "not started") == 0; time.Sleep(pollEvery) {
