@@ -113,6 +113,19 @@ func (j *job) queue(ctx context.Context, db *mailbox.DB) (a mailbox.Agent, queue
 	// The queue holds the run's files now: whoever admits it starts it
 	// from them, whatever becomes of this spawn.
 	j.launched = true
+	// Interrupted (not crashed), wherever the interrupt finds this spawn
+	// (its wait, or a look at the queue between waits): the spawn is
+	// called off, and its launch leaves the queue with it. Dequeue takes
+	// only a launch still queued, so one admitted meanwhile goes on.
+	defer func() {
+		if err == nil || ctx.Err() == nil {
+			return
+		}
+		if ok, _ := db.Dequeue(context.WithoutCancel(ctx), req.Team, req.Name, j.run, mailbox.StateExited); ok {
+			os.Remove(j.specFile)
+		}
+		err = ctx.Err()
+	}()
 	// The budget goes with the launch, as an uncapped spawn's (record):
 	// every re-spawn keeps it.
 	if err := db.SetBudget(ctx, req.Team, req.Name, j.run, j.budget); err != nil {
@@ -154,7 +167,14 @@ func (j *job) queue(ctx context.Context, db *mailbox.DB) (a mailbox.Agent, queue
 		if err := Admit(ctx, db, req.Host, req.Self); err != nil && ctx.Err() == nil && !mailbox.Disconnected(err) {
 			return a, false, err
 		}
-		if ok, err := left(); ok || err != nil && !mailbox.Disconnected(err) {
+		ok, err := left()
+		if ok {
+			return a, false, err
+		}
+		if ctx.Err() != nil {
+			return a, false, ctx.Err()
+		}
+		if err != nil && !mailbox.Disconnected(err) {
 			return a, false, err
 		}
 		if req.NoWait || (!deadline.IsZero() && !time.Now().Before(deadline)) {
@@ -181,13 +201,8 @@ func (j *job) queue(ctx context.Context, db *mailbox.DB) (a mailbox.Agent, queue
 		if !deadline.IsZero() && deadline.Before(next) {
 			next = deadline
 		}
-		ok, err := db.Watch(ctx, req.Team, next, left)
+		ok, err = db.Watch(ctx, req.Team, next, left)
 		if ctx.Err() != nil {
-			// Interrupted (not crashed): the spawn is called off, and
-			// its launch leaves the queue with it.
-			if ok, _ := db.Dequeue(context.WithoutCancel(ctx), req.Team, req.Name, j.run, mailbox.StateExited); ok {
-				os.Remove(j.specFile)
-			}
 			return a, false, ctx.Err()
 		}
 		if err != nil && !mailbox.Disconnected(err) {
