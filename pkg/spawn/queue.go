@@ -28,11 +28,12 @@ const queueCheck = time.Second
 // Admit starts the launches waiting on host, oldest first, while fewer
 // agents than an entry's cap hold a slot there (roster.Holds): a spawn
 // waiting in the queue calls it, and so does every run's supervisor as its
-// agent ends (its guard, should the supervisor die). The mailbox takes them out of the queue (mailbox.DB.Admit,
-// one transaction at a time per mailbox); a launch's supervisor is then
-// started here, from the spec its spawn wrote (self is the spawn
-// executable). A foreground launch has none (it runs on its spawn's
-// terminal): it only has its slot taken, and its own spawn starts it.
+// agent ends (its guard, should the supervisor die). The mailbox takes
+// them out of the queue (mailbox.DB.Admit, one transaction at a time per
+// mailbox); a launch's supervisor is then started here, from the spec its
+// spawn wrote (self is the spawn executable). A foreground launch has none
+// (it runs on its spawn's terminal): it only has its slot taken, and its
+// own spawn starts it.
 func Admit(ctx context.Context, db *mailbox.DB, host, self string) error {
 	// mailbox.DB.Admit reads the queue too; this first read spares the
 	// clock's query (roster.At, a round trip on PostgreSQL) when nothing
@@ -169,7 +170,7 @@ func (j *job) queue(ctx context.Context, db *mailbox.DB) (a mailbox.Agent, queue
 		}
 		ok, err := left()
 		if ok {
-			return a, false, err
+			return a, false, nil
 		}
 		if ctx.Err() != nil {
 			return a, false, ctx.Err()
